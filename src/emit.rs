@@ -1,0 +1,394 @@
+//! Emit: the two back ends over one layout.
+//!
+//! The same walker lays out every [`Document`] as block YAML. In Helm mode leaves
+//! become `{{ ... | toJson }}` and conditions become `{{- if ... }}` blocks; in render
+//! mode leaves are evaluated and printed with Go's JSON encoding, and conditions
+//! decide what is printed. Because the text around the leaves is shared, the native
+//! render prints what `helm template` prints for the same values.
+
+use crate::expr::{truthy, EvalContext, EvalError, Expr, ValuePath};
+use crate::gojson::to_go_json;
+use crate::tree::{Document, Key, ListPart, MapPart, Node};
+use serde_json::Value;
+
+/// Which back end the walker serves.
+enum Mode<'a> {
+    /// Print Go template text.
+    Helm,
+    /// Evaluate against values.
+    Render(&'a EvalContext<'a>),
+}
+
+/// The Go template text of one document (the content of `templates/<file>`).
+pub fn helm_template_text(doc: &Document) -> String {
+    let mut out = Out::default();
+    let mode = Mode::Helm;
+    // Helm mode never evaluates, so it cannot fail.
+    let _ = emit_document(doc, &mode, &mut out);
+    out.text
+}
+
+/// The rendered text of one document for the given values, or `None` when the
+/// document's condition is false (Helm drops the empty output too).
+pub fn render_document_text(
+    doc: &Document,
+    ctx: &EvalContext<'_>,
+) -> Result<Option<String>, EvalError> {
+    if let Some(cond) = &doc.when {
+        if !truthy(&cond.evaluate(ctx)?) {
+            return Ok(None);
+        }
+    }
+    let mut out = Out::default();
+    emit_node_root(&doc.root, &Mode::Render(ctx), &mut out)?;
+    Ok(Some(out.text))
+}
+
+#[derive(Default)]
+struct Out {
+    text: String,
+}
+
+impl Out {
+    fn line(&mut self, indent: usize, text: &str) {
+        for _ in 0..indent {
+            self.text.push(' ');
+        }
+        self.text.push_str(text);
+        self.text.push('\n');
+    }
+}
+
+fn emit_document(doc: &Document, mode: &Mode<'_>, out: &mut Out) -> Result<(), EvalError> {
+    match &doc.when {
+        Some(cond) => {
+            out.line(0, &format!("{{{{- if {} }}}}", cond.to_go()));
+            emit_node_root(&doc.root, mode, out)?;
+            out.line(0, "{{- end }}");
+        }
+        None => emit_node_root(&doc.root, mode, out)?,
+    }
+    Ok(())
+}
+
+fn emit_node_root(node: &Node, mode: &Mode<'_>, out: &mut Out) -> Result<(), EvalError> {
+    match node {
+        Node::Map(parts) => emit_map(parts, 0, mode, out),
+        Node::List(parts) => emit_list(parts, 0, mode, out),
+        Node::Leaf(e) => {
+            let text = leaf_text(e, mode)?;
+            out.line(0, &text);
+            Ok(())
+        }
+    }
+}
+
+/// Evaluates a condition (render) or opens an `if` block (Helm). Returns whether
+/// the guarded content is to be emitted.
+fn open_condition(
+    when: &Option<Expr>,
+    indent: usize,
+    mode: &Mode<'_>,
+    out: &mut Out,
+) -> Result<bool, EvalError> {
+    match (when, mode) {
+        (None, _) => Ok(true),
+        (Some(cond), Mode::Helm) => {
+            out.line(indent, &format!("{{{{- if {} }}}}", cond.to_go()));
+            Ok(true)
+        }
+        (Some(cond), Mode::Render(ctx)) => Ok(truthy(&cond.evaluate(ctx)?)),
+    }
+}
+
+fn close_condition(when: &Option<Expr>, indent: usize, mode: &Mode<'_>, out: &mut Out) {
+    if when.is_some() && matches!(mode, Mode::Helm) {
+        out.line(indent, "{{- end }}");
+    }
+}
+
+fn leaf_text(e: &Expr, mode: &Mode<'_>) -> Result<String, EvalError> {
+    match (e, mode) {
+        // A constant prints the same text in both modes.
+        (Expr::Lit(v), _) => Ok(to_go_json(v)),
+        (e, Mode::Helm) => Ok(format!("{{{{ {} | toJson }}}}", strip_parens(&e.to_go()))),
+        (e, Mode::Render(ctx)) => Ok(to_go_json(&e.evaluate(ctx)?)),
+    }
+}
+
+/// `(f a b)` as the head of a pipeline reads better as `f a b`.
+fn strip_parens(go: &str) -> &str {
+    go.strip_prefix('(')
+        .and_then(|s| s.strip_suffix(')'))
+        .filter(|inner| balanced(inner))
+        .unwrap_or(go)
+}
+
+fn balanced(s: &str) -> bool {
+    let mut depth = 0i32;
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in s.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
+fn key_text(key: &Key, mode: &Mode<'_>) -> Result<String, EvalError> {
+    match key {
+        Key::Static(k) => Ok(yaml_key(k)),
+        Key::Dynamic(e) => leaf_text(e, mode),
+    }
+}
+
+/// A key the generator writes: plain when no YAML 1.1 parser can misread it,
+/// JSON-quoted otherwise.
+pub fn yaml_key(k: &str) -> String {
+    let plain = k
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && k
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
+        && !matches!(
+            k.to_ascii_lowercase().as_str(),
+            "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null"
+        );
+    if plain {
+        k.to_string()
+    } else {
+        to_go_json(&Value::String(k.to_string()))
+    }
+}
+
+fn emit_map(parts: &[MapPart], indent: usize, mode: &Mode<'_>, out: &mut Out) -> Result<(), EvalError> {
+    for part in parts {
+        match part {
+            MapPart::Entry { key, value, when } => {
+                if open_condition(when, indent, mode, out)? {
+                    let key = key_text(key, mode)?;
+                    emit_keyed(&key, value, indent, mode, out)?;
+                }
+                close_condition(when, indent, mode, out);
+            }
+            MapPart::EntriesOf(path) => emit_entries_of(path, indent, mode, out)?,
+        }
+    }
+    Ok(())
+}
+
+fn emit_keyed(
+    key: &str,
+    value: &Node,
+    indent: usize,
+    mode: &Mode<'_>,
+    out: &mut Out,
+) -> Result<(), EvalError> {
+    match value {
+        Node::Leaf(e) => {
+            let text = leaf_text(e, mode)?;
+            out.line(indent, &format!("{key}: {text}"));
+        }
+        Node::Map(parts) if parts.is_empty() => out.line(indent, &format!("{key}: {{}}")),
+        Node::List(parts) if parts.is_empty() => out.line(indent, &format!("{key}: []")),
+        Node::Map(parts) => {
+            out.line(indent, &format!("{key}:"));
+            emit_map(parts, indent + 2, mode, out)?;
+        }
+        Node::List(parts) => {
+            out.line(indent, &format!("{key}:"));
+            emit_list(parts, indent + 2, mode, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn emit_entries_of(path: &ValuePath, indent: usize, mode: &Mode<'_>, out: &mut Out) -> Result<(), EvalError> {
+    match mode {
+        Mode::Helm => {
+            out.line(
+                indent,
+                &format!("{{{{- range $key, $value := {} }}}}", Expr::Ref(path.clone()).to_go()),
+            );
+            out.line(indent, "{{ $key | toJson }}: {{ $value | toJson }}");
+            out.line(indent, "{{- end }}");
+        }
+        Mode::Render(ctx) => match Expr::Ref(path.clone()).evaluate(ctx)? {
+            Value::Object(map) => {
+                for (k, v) in &map {
+                    let line = format!("{}: {}", to_go_json(&Value::String(k.clone())), to_go_json(v));
+                    out.line(indent, &line);
+                }
+            }
+            Value::Null => {}
+            other => {
+                return Err(EvalError {
+                    expression: Expr::Ref(path.clone()).to_go(),
+                    reason: format!("range over a map, got {}", to_go_json(&other)),
+                })
+            }
+        },
+    }
+    Ok(())
+}
+
+fn emit_list(parts: &[ListPart], indent: usize, mode: &Mode<'_>, out: &mut Out) -> Result<(), EvalError> {
+    for part in parts {
+        match part {
+            ListPart::Item { value, when } => {
+                if open_condition(when, indent, mode, out)? {
+                    emit_item(value, indent, mode, out)?;
+                }
+                close_condition(when, indent, mode, out);
+            }
+            ListPart::ItemsOf(path) => match mode {
+                Mode::Helm => {
+                    out.line(indent, &format!("{{{{- range {} }}}}", Expr::Ref(path.clone()).to_go()));
+                    out.line(indent, "- {{ . | toJson }}");
+                    out.line(indent, "{{- end }}");
+                }
+                Mode::Render(ctx) => match Expr::Ref(path.clone()).evaluate(ctx)? {
+                    Value::Array(items) => {
+                        for item in &items {
+                            out.line(indent, &format!("- {}", to_go_json(item)));
+                        }
+                    }
+                    Value::Null => {}
+                    other => {
+                        return Err(EvalError {
+                            expression: Expr::Ref(path.clone()).to_go(),
+                            reason: format!("range over a list, got {}", to_go_json(&other)),
+                        })
+                    }
+                },
+            },
+        }
+    }
+    Ok(())
+}
+
+fn emit_item(value: &Node, indent: usize, mode: &Mode<'_>, out: &mut Out) -> Result<(), EvalError> {
+    match value {
+        Node::Leaf(e) => {
+            let text = leaf_text(e, mode)?;
+            out.line(indent, &format!("- {text}"));
+        }
+        Node::Map(parts) if parts.is_empty() => out.line(indent, "- {}"),
+        Node::List(parts) if parts.is_empty() => out.line(indent, "- []"),
+        Node::Map(parts) if matches!(parts.first(), Some(MapPart::Entry { when: None, .. })) => {
+            // The first entry shares the dash's line: `- name: api`.
+            let mut inner = Out::default();
+            emit_map(parts, indent + 2, mode, &mut inner)?;
+            let prefix = " ".repeat(indent + 2);
+            let text = inner.text.strip_prefix(&prefix).unwrap_or(&inner.text);
+            out.text.push_str(&" ".repeat(indent));
+            out.text.push_str("- ");
+            out.text.push_str(text);
+        }
+        Node::Map(parts) => {
+            out.line(indent, "-");
+            emit_map(parts, indent + 2, mode, out)?;
+        }
+        Node::List(parts) => {
+            out.line(indent, "-");
+            emit_list(parts, indent + 2, mode, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// The `kind` a document's root mapping declares, when it is a constant.
+pub fn document_kind(doc: &Document) -> Option<&str> {
+    match &doc.root {
+        Node::Map(parts) => parts.iter().find_map(|p| match p {
+            MapPart::Entry {
+                key: Key::Static(k),
+                value: Node::Leaf(Expr::Lit(Value::String(kind))),
+                when: None,
+            } if k == "kind" => Some(kind.as_str()),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::{lit, val};
+    use crate::tree::MapBuilder;
+    use serde_json::json;
+
+    fn doc() -> Document {
+        let p = ValuePath::new(["a"]);
+        Document {
+            file: "x.yaml".into(),
+            when: Some(val(&ValuePath::new(["on"]))),
+            root: MapBuilder::new()
+                .entry("kind", Node::text("ConfigMap"))
+                .entry_when("a", Node::value(&p), val(&p))
+                .entry(
+                    "items",
+                    Node::List(vec![
+                        ListPart::Item {
+                            value: Node::map(vec![("name", Node::text("x")), ("no", Node::Leaf(lit(1)))]),
+                            when: None,
+                        },
+                        ListPart::ItemsOf(ValuePath::new(["extra"])),
+                    ]),
+                )
+                .entry("labels", MapBuilder::new().entries_of(&ValuePath::new(["labels"])).build())
+                .build(),
+        }
+    }
+
+    #[test]
+    fn helm_text_has_conditions_and_ranges() {
+        let text = helm_template_text(&doc());
+        assert_eq!(
+            text,
+            "{{- if .Values.on }}\nkind: \"ConfigMap\"\n{{- if .Values.a }}\na: {{ .Values.a | toJson }}\n{{- end }}\nitems:\n  - name: \"x\"\n    \"no\": 1\n  {{- range .Values.extra }}\n  - {{ . | toJson }}\n  {{- end }}\nlabels:\n  {{- range $key, $value := .Values.labels }}\n  {{ $key | toJson }}: {{ $value | toJson }}\n  {{- end }}\n{{- end }}\n"
+        );
+    }
+
+    #[test]
+    fn render_evaluates_the_same_layout() {
+        let values = json!({"on": true, "a": "<x>", "extra": [{"k": 1}], "labels": {"b": "2", "a": "1"}});
+        let ctx = EvalContext {
+            values: &values,
+            release_name: "r",
+            release_namespace: "n",
+            chart_name: "c",
+            chart_version: "1",
+            chart_app_version: "1",
+        };
+        let text = render_document_text(&doc(), &ctx).unwrap().unwrap();
+        assert_eq!(
+            text,
+            "kind: \"ConfigMap\"\na: \"\\u003cx\\u003e\"\nitems:\n  - name: \"x\"\n    \"no\": 1\n  - {\"k\":1}\nlabels:\n  \"a\": \"1\"\n  \"b\": \"2\"\n"
+        );
+        let off = json!({"on": false});
+        let ctx = EvalContext { values: &off, ..ctx };
+        assert_eq!(render_document_text(&doc(), &ctx).unwrap(), None);
+    }
+}

@@ -1,0 +1,507 @@
+//! Typed expressions over values: the leaves and conditions of the object tree.
+//!
+//! Each expression has two meanings that must agree: [`Expr::to_go`] prints it as a
+//! Go template pipeline for the Helm back end, and [`Expr::evaluate`] computes it
+//! natively for the render back end, with Go template and Sprig semantics (truthiness,
+//! `and`/`or` returning an operand, `int` truncation, `default` treating zero values as
+//! empty). The equivalence tests run real Helm against the native result.
+
+use crate::gojson::to_go_json;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+/// A path into the values tree, such as `workloads.api.replicaCount`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ValuePath(pub Vec<String>);
+
+impl ValuePath {
+    /// Builds a path from dotted segments; segments are keys, never user text.
+    pub fn new<I, S>(segments: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        ValuePath(segments.into_iter().map(Into::into).collect())
+    }
+
+    /// The path extended by one key.
+    pub fn child(&self, key: &str) -> Self {
+        let mut segments = self.0.clone();
+        segments.push(key.to_string());
+        ValuePath(segments)
+    }
+
+    /// Looks the path up in a values tree; `None` when a key is missing.
+    pub fn lookup<'v>(&self, values: &'v Value) -> Option<&'v Value> {
+        let mut current = values;
+        for segment in &self.0 {
+            current = current.as_object()?.get(segment)?;
+        }
+        Some(current)
+    }
+}
+
+impl fmt::Display for ValuePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.join("."))
+    }
+}
+
+/// Integer comparison operators (`gt (int a) (int b)` and friends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Gt,
+    Ge,
+    Lt,
+    Le,
+    Eq,
+    Ne,
+}
+
+impl CmpOp {
+    fn go_name(self) -> &'static str {
+        match self {
+            CmpOp::Gt => "gt",
+            CmpOp::Ge => "ge",
+            CmpOp::Lt => "lt",
+            CmpOp::Le => "le",
+            CmpOp::Eq => "eq",
+            CmpOp::Ne => "ne",
+        }
+    }
+
+    fn apply(self, a: i64, b: i64) -> bool {
+        match self {
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+        }
+    }
+}
+
+/// Built-in objects of a Helm render other than `.Values`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    ReleaseName,
+    ReleaseNamespace,
+    ReleaseService,
+    ChartName,
+    ChartVersion,
+    ChartAppVersion,
+}
+
+impl Builtin {
+    fn go(self) -> &'static str {
+        match self {
+            Builtin::ReleaseName => ".Release.Name",
+            Builtin::ReleaseNamespace => ".Release.Namespace",
+            Builtin::ReleaseService => ".Release.Service",
+            Builtin::ChartName => ".Chart.Name",
+            Builtin::ChartVersion => ".Chart.Version",
+            Builtin::ChartAppVersion => ".Chart.AppVersion",
+        }
+    }
+}
+
+/// An expression over values. Strings in [`Expr::Lit`] are the generator's own
+/// constants; text from the spec or values only ever arrives through [`Expr::Ref`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A constant written by the generator (never user text).
+    Lit(Value),
+    /// A value reference: `.Values.a.b`.
+    Ref(ValuePath),
+    /// `.Release.Name`, `.Chart.Version`, ...
+    Builtin(Builtin),
+    /// Go truthiness negated: `not x`.
+    Not(Box<Expr>),
+    /// `and a b ...`: the first falsy operand, else the last.
+    And(Vec<Expr>),
+    /// `or a b ...`: the first truthy operand, else the last.
+    Or(Vec<Expr>),
+    /// Integer comparison after Sprig's `int`: `gt (int a) (int b)`.
+    Cmp(CmpOp, Box<Expr>, Box<Expr>),
+    /// String equality: `eq a b` (both sides must be strings).
+    StrEq(Box<Expr>, Box<Expr>),
+    /// `ternary then else (truth of cond)`.
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// Sprig `default fallback value`: the fallback when the value is empty.
+    Default(Box<Expr>, Box<Expr>),
+    /// String concatenation of string operands: `print a b c`.
+    Concat(Vec<Expr>),
+    /// A Kubernetes name: `trunc 63` then `trimSuffix "-"`.
+    DnsName(Box<Expr>),
+    /// `replace "+" "_"` on a string, as Helm's chart label does.
+    ReplacePlus(Box<Expr>),
+    /// `sha256sum (toJson x)`: the checksum of a value's Go JSON encoding.
+    Sha256Json(Box<Expr>),
+    /// `toJson x` as a string (for embedding a value tree as file text).
+    JsonText(Box<Expr>),
+    /// `toString (int x)`: an integer rendered as a decimal string.
+    IntString(Box<Expr>),
+    /// A map or list is truthy and has a given key: `hasKey x "k"`.
+    HasKey(Box<Expr>, &'static str),
+}
+
+/// An expression failed to evaluate the way Go's template engine would fail.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("cannot evaluate `{expression}`: {reason}")]
+pub struct EvalError {
+    pub expression: String,
+    pub reason: String,
+}
+
+/// The values and release data an expression is evaluated against.
+#[derive(Debug, Clone)]
+pub struct EvalContext<'a> {
+    pub values: &'a Value,
+    pub release_name: &'a str,
+    pub release_namespace: &'a str,
+    pub chart_name: &'a str,
+    pub chart_version: &'a str,
+    pub chart_app_version: &'a str,
+}
+
+/// Shorthands used by the object builders.
+pub fn lit<V: Into<Value>>(v: V) -> Expr {
+    Expr::Lit(v.into())
+}
+
+/// A value reference from a dotted path of keys.
+pub fn val(path: &ValuePath) -> Expr {
+    Expr::Ref(path.clone())
+}
+
+impl Expr {
+    /// `not self`.
+    pub fn not(self) -> Expr {
+        Expr::Not(Box::new(self))
+    }
+
+    /// `gt (int self) (int other)` and the other comparisons.
+    pub fn cmp(self, op: CmpOp, other: Expr) -> Expr {
+        Expr::Cmp(op, Box::new(self), Box::new(other))
+    }
+
+    /// Prints the expression as a Go template pipeline operand (parenthesised
+    /// where it is a call).
+    pub fn to_go(&self) -> String {
+        match self {
+            Expr::Lit(v) => go_literal(v),
+            Expr::Ref(path) => go_ref(path),
+            Expr::Builtin(b) => b.go().to_string(),
+            Expr::Not(e) => format!("(not {})", e.to_go()),
+            Expr::And(es) => format!("(and {})", join_go(es)),
+            Expr::Or(es) => format!("(or {})", join_go(es)),
+            Expr::Cmp(op, a, b) => format!(
+                "({} (int {}) (int {}))",
+                op.go_name(),
+                a.to_go(),
+                b.to_go()
+            ),
+            Expr::StrEq(a, b) => format!("(eq {} {})", a.to_go(), b.to_go()),
+            Expr::If(c, a, b) => format!(
+                "(ternary {} {} (not (not {})))",
+                a.to_go(),
+                b.to_go(),
+                c.to_go()
+            ),
+            Expr::Default(d, v) => format!("(default {} {})", d.to_go(), v.to_go()),
+            Expr::Concat(es) => format!("(print {})", join_go(es)),
+            Expr::DnsName(e) => format!("(trimSuffix \"-\" (trunc 63 {}))", e.to_go()),
+            Expr::ReplacePlus(e) => format!("(replace \"+\" \"_\" {})", e.to_go()),
+            Expr::Sha256Json(e) => format!("(sha256sum (toJson {}))", e.to_go()),
+            Expr::JsonText(e) => format!("(toJson {})", e.to_go()),
+            Expr::IntString(e) => format!("(toString (int {}))", e.to_go()),
+            Expr::HasKey(e, k) => format!("(hasKey {} {})", e.to_go(), go_string(k)),
+        }
+    }
+
+    /// Evaluates the expression natively with Go template and Sprig semantics.
+    pub fn evaluate(&self, ctx: &EvalContext<'_>) -> Result<Value, EvalError> {
+        let fail = |reason: String| EvalError {
+            expression: self.to_go(),
+            reason,
+        };
+        Ok(match self {
+            Expr::Lit(v) => v.clone(),
+            Expr::Ref(path) => lookup_like_go(ctx.values, path).map_err(fail)?,
+            Expr::Builtin(b) => Value::String(
+                match b {
+                    Builtin::ReleaseName => ctx.release_name,
+                    Builtin::ReleaseNamespace => ctx.release_namespace,
+                    Builtin::ReleaseService => "Helm",
+                    Builtin::ChartName => ctx.chart_name,
+                    Builtin::ChartVersion => ctx.chart_version,
+                    Builtin::ChartAppVersion => ctx.chart_app_version,
+                }
+                .to_string(),
+            ),
+            Expr::Not(e) => Value::Bool(!truthy(&e.evaluate(ctx)?)),
+            Expr::And(es) => {
+                let mut last = Value::Null;
+                for e in es {
+                    last = e.evaluate(ctx)?;
+                    if !truthy(&last) {
+                        break;
+                    }
+                }
+                last
+            }
+            Expr::Or(es) => {
+                let mut last = Value::Null;
+                for e in es {
+                    last = e.evaluate(ctx)?;
+                    if truthy(&last) {
+                        break;
+                    }
+                }
+                last
+            }
+            Expr::Cmp(op, a, b) => {
+                let a = sprig_int(&a.evaluate(ctx)?);
+                let b = sprig_int(&b.evaluate(ctx)?);
+                Value::Bool(op.apply(a, b))
+            }
+            Expr::StrEq(a, b) => match (a.evaluate(ctx)?, b.evaluate(ctx)?) {
+                (Value::String(a), Value::String(b)) => Value::Bool(a == b),
+                (a, b) => {
+                    return Err(fail(format!(
+                        "incompatible types for comparison: {} and {}",
+                        to_go_json(&a),
+                        to_go_json(&b)
+                    )))
+                }
+            },
+            Expr::If(c, a, b) => {
+                // ternary evaluates both branches, as Go evaluates call arguments.
+                let then = a.evaluate(ctx)?;
+                let otherwise = b.evaluate(ctx)?;
+                if truthy(&c.evaluate(ctx)?) {
+                    then
+                } else {
+                    otherwise
+                }
+            }
+            Expr::Default(d, v) => {
+                let v = v.evaluate(ctx)?;
+                if sprig_empty(&v) {
+                    d.evaluate(ctx)?
+                } else {
+                    v
+                }
+            }
+            Expr::Concat(es) => {
+                let mut s = String::new();
+                for e in es {
+                    match e.evaluate(ctx)? {
+                        Value::String(part) => s.push_str(&part),
+                        other => {
+                            return Err(fail(format!(
+                                "expected a string, got {}",
+                                to_go_json(&other)
+                            )))
+                        }
+                    }
+                }
+                Value::String(s)
+            }
+            Expr::DnsName(e) => {
+                let s = expect_string(e.evaluate(ctx)?).map_err(fail)?;
+                let mut cut = if s.len() > 63 { s.as_bytes()[..63].to_vec() } else { s.into_bytes() };
+                if cut.last() == Some(&b'-') {
+                    cut.pop();
+                }
+                Value::String(String::from_utf8_lossy(&cut).into_owned())
+            }
+            Expr::ReplacePlus(e) => {
+                Value::String(expect_string(e.evaluate(ctx)?).map_err(fail)?.replace('+', "_"))
+            }
+            Expr::Sha256Json(e) => {
+                let json = to_go_json(&e.evaluate(ctx)?);
+                let digest = Sha256::digest(json.as_bytes());
+                Value::String(digest.iter().map(|b| format!("{b:02x}")).collect())
+            }
+            Expr::JsonText(e) => Value::String(to_go_json(&e.evaluate(ctx)?)),
+            Expr::IntString(e) => Value::String(sprig_int(&e.evaluate(ctx)?).to_string()),
+            Expr::HasKey(e, k) => match e.evaluate(ctx)? {
+                Value::Object(m) => Value::Bool(m.contains_key(*k)),
+                other => {
+                    return Err(fail(format!("hasKey needs a map, got {}", to_go_json(&other))))
+                }
+            },
+        })
+    }
+}
+
+fn join_go(es: &[Expr]) -> String {
+    es.iter().map(Expr::to_go).collect::<Vec<_>>().join(" ")
+}
+
+/// A Go template identifier can follow a dot: `.Values.replicaCount`.
+fn is_go_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn go_ref(path: &ValuePath) -> String {
+    if path.0.iter().all(|s| is_go_identifier(s)) {
+        let mut s = String::from(".Values");
+        for segment in &path.0 {
+            s.push('.');
+            s.push_str(segment);
+        }
+        s
+    } else {
+        let keys: Vec<String> = path.0.iter().map(|k| go_string(k)).collect();
+        format!("(index .Values {})", keys.join(" "))
+    }
+}
+
+/// A Go string literal. Go's double-quoted literal accepts the same escapes JSON
+/// uses for the characters that need one.
+pub fn go_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))
+}
+
+fn go_literal(v: &Value) -> String {
+    match v {
+        Value::Null => "nil".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => crate::gojson::go_number(n),
+        Value::String(s) => go_string(s),
+        // The builders never put collections in a literal operand; printing them as
+        // a JSON string keeps the template valid if one ever does.
+        other => format!("(fromJson {})", go_string(&to_go_json(other))),
+    }
+}
+
+fn lookup_like_go(values: &Value, path: &ValuePath) -> Result<Value, String> {
+    let mut current = values;
+    for (i, segment) in path.0.iter().enumerate() {
+        match current {
+            Value::Object(map) => match map.get(segment) {
+                Some(next) => current = next,
+                None => return Ok(Value::Null),
+            },
+            Value::Null => {
+                return Err(format!(
+                    "nil pointer evaluating `{}`",
+                    ValuePath(path.0[..=i].to_vec())
+                ))
+            }
+            other => {
+                return Err(format!(
+                    "can't evaluate field `{segment}` in {}",
+                    to_go_json(other)
+                ))
+            }
+        }
+    }
+    Ok(current.clone())
+}
+
+fn expect_string(v: Value) -> Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s),
+        other => Err(format!("expected a string, got {}", to_go_json(&other))),
+    }
+}
+
+/// Go template truthiness (`if`, `and`, `or`, `not`).
+pub fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(m) => !m.is_empty(),
+    }
+}
+
+/// Sprig's `empty` (used by `default`): Go's zero values and empty collections.
+pub fn sprig_empty(v: &Value) -> bool {
+    !truthy(v)
+}
+
+/// Sprig's `int` (spf13/cast `ToInt`): floats truncate, strings parse, else 0.
+pub fn sprig_int(v: &Value) -> i64 {
+    match v {
+        Value::Bool(b) => i64::from(*b),
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_u64().map(|u| u as i64))
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .unwrap_or(0),
+        Value::String(s) => s.trim().parse::<i64>().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ctx(values: &Value) -> EvalContext<'_> {
+        EvalContext {
+            values,
+            release_name: "rel",
+            release_namespace: "ns",
+            chart_name: "c",
+            chart_version: "1.0.0+b",
+            chart_app_version: "2",
+        }
+    }
+
+    #[test]
+    fn refs_print_dotted_or_indexed() {
+        assert_eq!(val(&ValuePath::new(["a", "b"])).to_go(), ".Values.a.b");
+        assert_eq!(
+            val(&ValuePath::new(["workloads", "batch-worker"])).to_go(),
+            "(index .Values \"workloads\" \"batch-worker\")"
+        );
+    }
+
+    #[test]
+    fn and_or_return_operands_and_int_truncates() {
+        let values = json!({"n": 2.9, "s": "", "m": {"k": 1}});
+        let c = ctx(&values);
+        let n = val(&ValuePath::new(["n"]));
+        let s = val(&ValuePath::new(["s"]));
+        assert_eq!(Expr::Or(vec![s.clone(), n.clone()]).evaluate(&c).unwrap(), json!(2.9));
+        assert_eq!(Expr::And(vec![n.clone(), s.clone()]).evaluate(&c).unwrap(), json!(""));
+        assert_eq!(n.clone().cmp(CmpOp::Gt, lit(2)).evaluate(&c).unwrap(), json!(false));
+        assert_eq!(Expr::IntString(Box::new(n)).evaluate(&c).unwrap(), json!("2"));
+        assert_eq!(
+            Expr::Default(Box::new(lit("d")), Box::new(s)).evaluate(&c).unwrap(),
+            json!("d")
+        );
+    }
+
+    #[test]
+    fn missing_parent_is_an_error_missing_leaf_is_nil() {
+        let values = json!({"a": {}});
+        let c = ctx(&values);
+        assert_eq!(val(&ValuePath::new(["a", "b"])).evaluate(&c).unwrap(), Value::Null);
+        assert!(val(&ValuePath::new(["a", "b", "c"])).evaluate(&c).is_err());
+    }
+
+    #[test]
+    fn chart_label_replaces_plus() {
+        let values = json!({});
+        let c = ctx(&values);
+        let e = Expr::ReplacePlus(Box::new(Expr::Concat(vec![
+            Expr::Builtin(Builtin::ChartName),
+            lit("-"),
+            Expr::Builtin(Builtin::ChartVersion),
+        ])));
+        assert_eq!(e.evaluate(&c).unwrap(), json!("c-1.0.0_b"));
+    }
+}

@@ -1,0 +1,442 @@
+//! The typed values model: the one source of truth.
+//!
+//! Every workload class is its own struct holding only the fields that make sense
+//! for it. The spec (`shipshape.yaml`) is written in these types, so its workload
+//! entries are the chart's default values; `values.yaml`, `values.schema.json`, the
+//! spec's JSON schema and the README's values table are all generated from them.
+//! Doc comments here become the comments of `values.yaml` and the schema's
+//! descriptions.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Labels the chart sets itself; selectors depend on them.
+pub const RESERVED_LABELS: [&str; 6] = [
+    "app.kubernetes.io/name",
+    "app.kubernetes.io/instance",
+    "app.kubernetes.io/component",
+    "app.kubernetes.io/version",
+    "app.kubernetes.io/managed-by",
+    "helm.sh/chart",
+];
+
+/// A Kubernetes quantity or count: an integer or a string such as `500m` or `25%`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum IntOrString {
+    /// A whole number.
+    Int(i64),
+    /// A string such as `25%`, `500m` or `1Gi`.
+    Str(String),
+}
+
+/// CPU and memory requests and limits of one container.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Resources {
+    /// What the scheduler reserves for the container (`cpu`, `memory`).
+    #[serde(default)]
+    pub requests: BTreeMap<String, IntOrString>,
+    /// The most the container may use (`cpu`, `memory`).
+    #[serde(default)]
+    pub limits: BTreeMap<String, IntOrString>,
+}
+
+impl Default for Resources {
+    fn default() -> Self {
+        Resources {
+            requests: BTreeMap::from([
+                ("cpu".to_string(), IntOrString::Str("100m".into())),
+                ("memory".to_string(), IntOrString::Str("256Mi".into())),
+            ]),
+            limits: BTreeMap::from([("memory".to_string(), IntOrString::Str("512Mi".into()))]),
+        }
+    }
+}
+
+/// One environment variable of the container, as in a Kubernetes `EnvVar`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EnvVar {
+    /// The variable's name.
+    #[schemars(regex(pattern = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"))]
+    pub name: String,
+    /// A literal value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// A source for the value (`secretKeyRef`, `configMapKeyRef`, `fieldRef`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_from: Option<Map<String, Value>>,
+}
+
+/// The rolling-update strategy of a Deployment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RollingUpdate {
+    /// Pods created above the desired count during a rollout: a number or a percentage
+    /// (rounded up, as Kubernetes does).
+    pub max_surge: IntOrString,
+    /// Pods that may be unavailable during a rollout: a number or a percentage
+    /// (rounded down).
+    pub max_unavailable: IntOrString,
+}
+
+impl Default for RollingUpdate {
+    fn default() -> Self {
+        RollingUpdate {
+            max_surge: IntOrString::Int(1),
+            max_unavailable: IntOrString::Int(0),
+        }
+    }
+}
+
+/// The api's Service.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ServiceValues {
+    /// Service type.
+    #[schemars(extend("enum" = ["ClusterIP", "NodePort", "LoadBalancer"]))]
+    #[serde(rename = "type")]
+    pub service_type: String,
+    /// The port the Service listens on (it forwards to the container's `http` port).
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: u32,
+    /// Annotations of the Service.
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
+}
+
+impl Default for ServiceValues {
+    fn default() -> Self {
+        ServiceValues {
+            service_type: "ClusterIP".into(),
+            port: 80,
+            annotations: BTreeMap::new(),
+        }
+    }
+}
+
+/// A PodDisruptionBudget for the workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DisruptionBudget {
+    /// Render the PodDisruptionBudget.
+    pub enabled: bool,
+    /// Pods of this workload that a voluntary disruption (a node drain) may take down
+    /// at once. A maximum rather than a minimum available, so a drain is never blocked.
+    pub max_unavailable: IntOrString,
+}
+
+impl Default for DisruptionBudget {
+    fn default() -> Self {
+        DisruptionBudget {
+            enabled: true,
+            max_unavailable: IntOrString::Int(1),
+        }
+    }
+}
+
+/// A NetworkPolicy selecting this workload's pods by component.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NetworkPolicyValues {
+    /// Render the NetworkPolicy. Pods that serve nothing get a deny-all-ingress policy;
+    /// the api admits traffic to its `http` port.
+    pub enabled: bool,
+    /// Peers admitted to the api's port (Kubernetes `NetworkPolicyPeer` objects); empty
+    /// admits every source.
+    #[serde(default)]
+    pub from: Vec<Map<String, Value>>,
+}
+
+impl Default for NetworkPolicyValues {
+    fn default() -> Self {
+        NetworkPolicyValues {
+            enabled: true,
+            from: Vec::new(),
+        }
+    }
+}
+
+/// Declares a struct for one workload class: the fields every pod-running workload
+/// has, followed by the class's own fields. (`serde(flatten)` cannot be combined with
+/// `deny_unknown_fields`, which the spec needs for its "did you mean" errors.)
+macro_rules! workload_values {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$fmeta:meta])*
+                pub $field:ident : $ty:ty = $default:expr,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+        pub struct $name {
+            /// Run this workload.
+            pub enabled: bool,
+            $(
+                $(#[$fmeta])*
+                pub $field: $ty,
+            )*
+            /// Arguments passed to the image's entrypoint.
+            pub args: Vec<String>,
+            /// Overrides the image's entrypoint.
+            pub command: Vec<String>,
+            /// Extra environment variables of the container.
+            pub env: Vec<EnvVar>,
+            /// Sources of environment variables (`configMapRef`, `secretRef`). Variables in
+            /// `env` and those the chart sets win over these.
+            pub env_from: Vec<Map<String, Value>>,
+            /// CPU and memory requests and limits.
+            pub resources: Resources,
+            /// Annotations added to the pods.
+            pub pod_annotations: BTreeMap<String, String>,
+            /// Labels added to the pods (the chart's own `app.kubernetes.io/*` and
+            /// `helm.sh/chart` labels cannot be overridden).
+            #[schemars(extend("propertyNames" = {"not": {"enum": crate::model::RESERVED_LABELS}}))]
+            pub pod_labels: BTreeMap<String, String>,
+            /// Node labels the pods must match.
+            pub node_selector: BTreeMap<String, String>,
+            /// Tolerations of the pods.
+            pub tolerations: Vec<Map<String, Value>>,
+            /// Affinity rules of the pods.
+            pub affinity: Map<String, Value>,
+            /// Topology spread constraints of the pods.
+            pub topology_spread_constraints: Vec<Map<String, Value>>,
+            /// The pod's security context (defaults satisfy Pod Security "restricted").
+            pub pod_security_context: Map<String, Value>,
+            /// The container's security context (defaults satisfy Pod Security "restricted").
+            pub security_context: Map<String, Value>,
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name {
+                    enabled: true,
+                    $( $field: $default, )*
+                    args: Vec::new(),
+                    command: Vec::new(),
+                    env: Vec::new(),
+                    env_from: Vec::new(),
+                    resources: Resources::default(),
+                    pod_annotations: BTreeMap::new(),
+                    pod_labels: BTreeMap::new(),
+                    node_selector: BTreeMap::new(),
+                    tolerations: Vec::new(),
+                    affinity: Map::new(),
+                    topology_spread_constraints: Vec::new(),
+                    pod_security_context: restricted_pod_security_context(),
+                    security_context: restricted_container_security_context(),
+                }
+            }
+        }
+    };
+}
+
+workload_values! {
+    /// The `api` class: serves HTTP and long-lived streams behind a Service.
+    pub struct ApiValues {
+        /// Pods of the Deployment.
+        #[schemars(range(min = 0))]
+        pub replica_count: u32 = 1,
+        /// The container's HTTP port (named `http`).
+        #[schemars(range(min = 1, max = 65535))]
+        pub port: u32 = 8080,
+        /// The Service in front of the pods.
+        pub service: ServiceValues = ServiceValues::default(),
+        /// Rolling-update strategy.
+        pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds a terminating pod keeps serving open streams (a `preStop` sleep) before
+        /// the process is told to stop.
+        #[schemars(range(min = 0))]
+        pub drain_seconds: u32 = 30,
+        /// Seconds Kubernetes waits for a pod to stop: the drain window plus the time the
+        /// process needs to shut down.
+        #[schemars(range(min = 0))]
+        pub termination_grace_period_seconds: u32 = 60,
+        /// Readiness probe (Kubernetes `Probe`).
+        pub readiness_probe: Map<String, Value> = http_probe("/health/readiness"),
+        /// Liveness probe (Kubernetes `Probe`).
+        pub liveness_probe: Map<String, Value> = http_probe("/health/liveness"),
+        /// PodDisruptionBudget of the api pods.
+        pub pod_disruption_budget: DisruptionBudget = DisruptionBudget::default(),
+        /// NetworkPolicy of the api pods.
+        pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
+    }
+}
+
+workload_values! {
+    /// The `jobs` class: runs every scheduled job except those of offloaded pools.
+    pub struct JobsValues {
+        /// Pods of the Deployment.
+        #[schemars(range(min = 0))]
+        pub replica_count: u32 = 1,
+        /// Rolling-update strategy.
+        pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds Kubernetes waits for a pod to stop.
+        #[schemars(range(min = 0))]
+        pub termination_grace_period_seconds: u32 = 60,
+        /// NetworkPolicy of the pods (deny all ingress).
+        pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
+    }
+}
+
+workload_values! {
+    /// The `pool` class: the same image running only the jobs of one named pool.
+    pub struct PoolValues {
+        /// Pods of the Deployment.
+        #[schemars(range(min = 0))]
+        pub replica_count: u32 = 1,
+        /// Rolling-update strategy.
+        pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds Kubernetes waits for a pod to stop.
+        #[schemars(range(min = 0))]
+        pub termination_grace_period_seconds: u32 = 60,
+        /// NetworkPolicy of the pods (deny all ingress).
+        pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
+    }
+}
+
+workload_values! {
+    /// The `worker` class: queue, workflow (Temporal) or batch workers.
+    pub struct WorkerValues {
+        /// Pods of the Deployment.
+        #[schemars(range(min = 0))]
+        pub replica_count: u32 = 1,
+        /// Rolling-update strategy.
+        pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds Kubernetes waits for a pod to stop.
+        #[schemars(range(min = 0))]
+        pub termination_grace_period_seconds: u32 = 60,
+        /// NetworkPolicy of the pods (deny all ingress).
+        pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
+    }
+}
+
+workload_values! {
+    /// The `migrate` class: a Job run as a Helm hook before install and upgrade.
+    pub struct MigrateValues {
+        /// Retries of the Job before it is marked failed.
+        #[schemars(range(min = 0))]
+        pub backoff_limit: u32 = 1,
+        /// Seconds the Job may run before it is stopped.
+        #[schemars(range(min = 1))]
+        pub active_deadline_seconds: u32 = 600,
+    }
+}
+
+/// The container image every workload runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ImageValues {
+    /// Image repository.
+    #[schemars(length(min = 1))]
+    pub repository: String,
+    /// Image tag; empty means the chart's `appVersion`.
+    #[serde(default)]
+    pub tag: String,
+    /// Image pull policy.
+    #[serde(default = "default_pull_policy")]
+    #[schemars(extend("enum" = ["Always", "IfNotPresent", "Never"]))]
+    pub pull_policy: String,
+}
+
+fn default_pull_policy() -> String {
+    "IfNotPresent".into()
+}
+
+/// The ServiceAccount the pods run as.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ServiceAccountValues {
+    /// Create the ServiceAccount.
+    pub create: bool,
+    /// Its name; empty means the release name.
+    #[serde(default)]
+    pub name: String,
+    /// Annotations of the ServiceAccount (workload identity bindings, say).
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
+}
+
+impl Default for ServiceAccountValues {
+    fn default() -> Self {
+        ServiceAccountValues {
+            create: true,
+            name: String::new(),
+            annotations: BTreeMap::new(),
+        }
+    }
+}
+
+/// Where the application's configuration file is mounted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConfigFileValues {
+    /// File name inside the mount (the content is JSON, which YAML readers accept too).
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"))]
+    pub name: String,
+    /// Directory the file is mounted in.
+    #[schemars(regex(pattern = r"^/"))]
+    pub mount_path: String,
+}
+
+impl Default for ConfigFileValues {
+    fn default() -> Self {
+        ConfigFileValues {
+            name: "config.yaml".into(),
+            mount_path: "/etc/app".into(),
+        }
+    }
+}
+
+/// An image pull secret.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LocalObjectReference {
+    /// The Secret's name.
+    pub name: String,
+}
+
+fn http_probe(path: &str) -> Map<String, Value> {
+    let probe = serde_json::json!({
+        "httpGet": {"path": path, "port": "http"},
+        "periodSeconds": 10,
+        "timeoutSeconds": 2,
+        "failureThreshold": 3
+    });
+    match probe {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+fn restricted_pod_security_context() -> Map<String, Value> {
+    match serde_json::json!({
+        "runAsNonRoot": true,
+        "runAsUser": 10001,
+        "runAsGroup": 10001,
+        "fsGroup": 10001,
+        "seccompProfile": {"type": "RuntimeDefault"}
+    }) {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+fn restricted_container_security_context() -> Map<String, Value> {
+    match serde_json::json!({
+        "allowPrivilegeEscalation": false,
+        "readOnlyRootFilesystem": true,
+        "runAsNonRoot": true,
+        "capabilities": {"drop": ["ALL"]}
+    }) {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}

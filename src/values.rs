@@ -1,0 +1,363 @@
+//! Stage 2, resolve values: chart defaults from the spec, a preset overlay, user
+//! files and `--set` pairs, merged with Helm's rules, then checked against the
+//! generated `values.schema.json` exactly as Helm checks them.
+//!
+//! Helm reads values files into `float64` numbers and `--set` integers into `int64`;
+//! the loaders here do the same, so expressions evaluate as they do under Helm.
+
+use crate::spec::Spec;
+use serde_json::{Map, Number, Value};
+
+/// Values that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ValuesError {
+    /// A values file does not parse.
+    #[error("{file}:{line}:{column}: {message}")]
+    Parse {
+        file: String,
+        line: u64,
+        column: u64,
+        message: String,
+    },
+    /// A values file is not a mapping at the top.
+    #[error("{file}: values must be a mapping of keys at the top level")]
+    NotAMap { file: String },
+    /// A `--set` argument is malformed.
+    #[error("--set `{arg}`: {message}\n  hint: write `path.to.key=value`, several separated by `,`")]
+    BadSet { arg: String, message: String },
+    /// A preset name the spec does not define.
+    #[error("unknown preset `{name}`{}\n  hint: the presets are: {}", did_you_mean(name, known), known.join(", "))]
+    UnknownPreset { name: String, known: Vec<String> },
+    /// The merged values break `values.schema.json`.
+    #[error("{source_name}: values do not match the chart's schema:\n{}", format_violations(violations))]
+    Schema {
+        source_name: String,
+        violations: Vec<SchemaViolation>,
+    },
+}
+
+/// One place where values break the schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaViolation {
+    /// The values path, dotted (`workloads.api.replicaCount`).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn did_you_mean(name: &str, known: &[String]) -> String {
+    let candidates: Vec<&str> = known.iter().map(String::as_str).collect();
+    crate::spec::closest(name, &candidates)
+        .map(|c| format!(": did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
+fn format_violations(violations: &[SchemaViolation]) -> String {
+    violations
+        .iter()
+        .map(|v| format!("  - `{}`: {}", v.path, v.message))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The chart's default values (what `values.yaml` holds), as Helm reads them back:
+/// every number a float.
+pub fn default_values(spec: &Spec) -> Value {
+    let mut workloads = Map::new();
+    for (name, workload) in spec.workloads.all() {
+        workloads.insert(name.to_string(), workload.to_values());
+    }
+    let mut root = Map::new();
+    root.insert("image".into(), to_json(&spec.image));
+    root.insert("imagePullSecrets".into(), to_json(&spec.image_pull_secrets));
+    root.insert("serviceAccount".into(), to_json(&spec.service_account));
+    root.insert("configFile".into(), to_json(&spec.config_file));
+    root.insert("config".into(), Value::Object(spec.config.clone()));
+    root.insert("workloads".into(), Value::Object(workloads));
+    numbers_as_floats(Value::Object(root))
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// Converts every number to a float, as Helm's YAML reading does.
+pub fn numbers_as_floats(v: Value) -> Value {
+    match v {
+        Value::Number(n) => n
+            .as_f64()
+            .and_then(Number::from_f64)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
+        Value::Array(items) => Value::Array(items.into_iter().map(numbers_as_floats).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, numbers_as_floats(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// Parses a values file as Helm does (YAML 1.1 scalars: `yes`/`no`/`on`/`off` are
+/// booleans, `0755` is octal; numbers are floats).
+pub fn parse_values_yaml(text: &str, file: &str) -> Result<Map<String, Value>, ValuesError> {
+    let mut options = serde_saphyr::Options::default();
+    options.legacy_octal_numbers = true;
+    let parsed: Value = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
+        let (line, column) = e
+            .location()
+            .map(|l| (l.line(), l.column()))
+            .unwrap_or((0, 0));
+        let rendered = e.without_snippet().to_string();
+        let first = rendered.lines().next().unwrap_or("").to_string();
+        let message = first
+            .strip_prefix("error: ")
+            .map(|s| match s.split_once(": ") {
+                Some((head, rest)) if head.starts_with("line ") => rest.to_string(),
+                _ => s.to_string(),
+            })
+            .unwrap_or(first);
+        ValuesError::Parse {
+            file: file.to_string(),
+            line,
+            column,
+            message,
+        }
+    })?;
+    match numbers_as_floats(parsed) {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(Map::new()),
+        _ => Err(ValuesError::NotAMap {
+            file: file.to_string(),
+        }),
+    }
+}
+
+/// Merges `next` into `base` as Helm merges several `-f` files: maps merge deeply,
+/// anything else (lists included) replaces.
+pub fn merge_user_values(base: &mut Map<String, Value>, next: Map<String, Value>) {
+    for (key, value) in next {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Object(dst)), Value::Object(src)) => merge_user_values(dst, src),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+/// Coalesces user values over chart defaults as Helm does: user values win, maps
+/// merge deeply, and a user `null` deletes a key the defaults have.
+pub fn coalesce_with_defaults(user: &mut Map<String, Value>, defaults: &Map<String, Value>) {
+    for (key, default) in defaults {
+        match user.get_mut(key) {
+            Some(Value::Null) => {
+                user.remove(key);
+            }
+            Some(Value::Object(dst)) => {
+                if let Value::Object(src) = default {
+                    coalesce_with_defaults(dst, src);
+                }
+            }
+            Some(_) => {}
+            None => {
+                user.insert(key.clone(), default.clone());
+            }
+        }
+    }
+}
+
+/// Parses `--set` arguments: `a.b=1,c=x` (dotted keys, `,` between pairs, `{x,y}`
+/// for a list of strings); scalars typed as Helm types them: `true`/`false`,
+/// `null`, integers without a leading zero as integers, everything else a string.
+pub fn parse_set_args(args: &[String]) -> Result<Map<String, Value>, ValuesError> {
+    let mut out = Map::new();
+    for arg in args {
+        for pair in split_top_level(arg) {
+            let (path, raw) = pair.split_once('=').ok_or_else(|| ValuesError::BadSet {
+                arg: arg.clone(),
+                message: format!("`{pair}` has no `=`"),
+            })?;
+            let keys: Vec<&str> = path.split('.').collect();
+            if keys.iter().any(|k| k.is_empty()) {
+                return Err(ValuesError::BadSet {
+                    arg: arg.clone(),
+                    message: format!("`{path}` has an empty key"),
+                });
+            }
+            let value = if let Some(inner) = raw.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+                Value::Array(
+                    inner
+                        .split(',')
+                        .filter(|s| !s.is_empty())
+                        .map(typed_set_scalar)
+                        .collect(),
+                )
+            } else {
+                typed_set_scalar(raw)
+            };
+            let mut overlay = value;
+            for key in keys.iter().rev() {
+                let mut m = Map::new();
+                m.insert((*key).to_string(), overlay);
+                overlay = Value::Object(m);
+            }
+            if let Value::Object(m) = overlay {
+                merge_user_values(&mut out, m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn split_top_level(arg: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0;
+    for c in arg.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    parts.push(current);
+    parts.into_iter().filter(|p| !p.is_empty()).collect()
+}
+
+fn typed_set_scalar(raw: &str) -> Value {
+    match raw {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        "null" => Value::Null,
+        "0" => Value::Number(0.into()),
+        s if s.starts_with('0') => Value::String(s.to_string()),
+        s => s
+            .parse::<i64>()
+            .map(|i| Value::Number(i.into()))
+            .unwrap_or_else(|_| Value::String(s.to_string())),
+    }
+}
+
+/// One source of user values, applied in order.
+#[derive(Debug, Clone)]
+pub enum ValuesSource {
+    /// A values file's parsed content, with its name for messages.
+    File { name: String, values: Map<String, Value> },
+    /// `--set` pairs.
+    Set(Map<String, Value>),
+}
+
+/// Merges the preset overlay (if any), then the user sources in order, over the
+/// chart's defaults.
+pub fn resolve_values(
+    spec: &Spec,
+    preset: Option<&Map<String, Value>>,
+    sources: &[ValuesSource],
+) -> Value {
+    let defaults = match default_values(spec) {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    let mut user = Map::new();
+    if let Some(preset) = preset {
+        if let Value::Object(p) = numbers_as_floats(Value::Object(preset.clone())) {
+            merge_user_values(&mut user, p);
+        }
+    }
+    for source in sources {
+        match source {
+            ValuesSource::File { values, .. } => merge_user_values(&mut user, values.clone()),
+            ValuesSource::Set(values) => merge_user_values(&mut user, values.clone()),
+        }
+    }
+    coalesce_with_defaults(&mut user, &defaults);
+    Value::Object(user)
+}
+
+/// Checks values against the chart's values schema, returning every violation.
+pub fn check_values_schema(values: &Value, schema: &Value, source_name: &str) -> Result<(), ValuesError> {
+    let validator = match jsonschema::draft7::new(schema) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(ValuesError::Schema {
+                source_name: source_name.to_string(),
+                violations: vec![SchemaViolation {
+                    path: String::new(),
+                    message: format!("the values schema itself is invalid: {e}"),
+                }],
+            })
+        }
+    };
+    let mut violations: Vec<SchemaViolation> = validator
+        .iter_errors(values)
+        .map(|e| SchemaViolation {
+            path: e
+                .instance_path()
+                .as_str()
+                .trim_start_matches('/')
+                .replace('/', "."),
+            message: e.to_string(),
+        })
+        .collect();
+    violations.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+    violations.dedup();
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(ValuesError::Schema {
+            source_name: source_name.to_string(),
+            violations,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => panic!("not a map"),
+        }
+    }
+
+    #[test]
+    fn helm_merge_rules() {
+        let defaults = obj(json!({"a": {"b": 1, "c": [1, 2]}, "d": "x", "e": {"f": 1}}));
+        let mut user = obj(json!({"a": {"c": [3]}, "d": null}));
+        merge_user_values(&mut user, obj(json!({"a": {"b": 2}, "e": null, "g": null})));
+        coalesce_with_defaults(&mut user, &defaults);
+        assert_eq!(Value::Object(user), json!({"a": {"b": 2, "c": [3]}, "g": null}));
+    }
+
+    #[test]
+    fn set_args_are_typed_like_helm() {
+        let m = parse_set_args(&["a.b=3,c=true,d=007,e=1.5,f={x,y},g=null".to_string()]).unwrap();
+        assert_eq!(
+            Value::Object(m),
+            json!({"a": {"b": 3}, "c": true, "d": "007", "e": "1.5", "f": ["x", "y"], "g": null})
+        );
+        assert!(parse_set_args(&["novalue".to_string()]).is_err());
+    }
+
+    #[test]
+    fn values_files_read_yaml_1_1_scalars_as_helm_does() {
+        let m = parse_values_yaml("a: no\nb: on\nc: 0755\nd: 1e3\ne: ~\nf: '0755'\ng: 1000000\n", "v.yaml").unwrap();
+        assert_eq!(m["a"], json!(false));
+        assert_eq!(m["b"], json!(true));
+        assert_eq!(m["c"], json!(493.0));
+        assert_eq!(m["d"], json!(1000.0));
+        assert_eq!(m["e"], Value::Null);
+        assert_eq!(m["f"], json!("0755"));
+        assert_eq!(crate::gojson::to_go_json(&m["g"]), "1000000");
+    }
+}
