@@ -44,7 +44,10 @@ pub fn build_chart(inputs: &ChartInputs<'_>) -> Result<ChartFiles, TemplateError
             &format!("Default values of the {} chart.\n{HEADER}", spec.chart.name),
         ),
     );
-    files.insert("values.schema.json".into(), pretty_json(inputs.values_schema));
+    files.insert(
+        "values.schema.json".into(),
+        pretty_json(inputs.values_schema),
+    );
     for (name, overlay) in inputs.presets {
         files.insert(
             format!("values-{name}.yaml"),
@@ -63,7 +66,10 @@ pub fn build_chart(inputs: &ChartInputs<'_>) -> Result<ChartFiles, TemplateError
     }
     files.insert("templates/NOTES.txt".into(), notes(spec)?);
     files.insert("README.md".into(), readme(inputs)?);
-    files.insert(".helmignore".into(), "# Patterns to ignore when packaging.\n.git/\n*.orig\n*.rej\n*~\n".into());
+    files.insert(
+        ".helmignore".into(),
+        "# Patterns to ignore when packaging.\n.git/\n*.orig\n*.rej\n*~\n".into(),
+    );
     Ok(files)
 }
 
@@ -81,8 +87,15 @@ fn json_str(s: &str) -> String {
 fn chart_yaml(spec: &Spec) -> String {
     let c = &spec.chart;
     let mut s = format!("# {HEADER}\napiVersion: v2\nname: {}\n", json_str(&c.name));
-    s.push_str(&format!("description: {}\ntype: application\n", json_str(&c.description)));
-    s.push_str(&format!("version: {}\nappVersion: {}\n", json_str(&c.version), json_str(&c.app_version)));
+    s.push_str(&format!(
+        "description: {}\ntype: application\n",
+        json_str(&c.description)
+    ));
+    s.push_str(&format!(
+        "version: {}\nappVersion: {}\n",
+        json_str(&c.version),
+        json_str(&c.app_version)
+    ));
     if let Some(home) = &c.home {
         s.push_str(&format!("home: {}\n", json_str(home)));
     }

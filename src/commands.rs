@@ -35,11 +35,13 @@ pub enum CommandError {
     Spec(#[from] SpecError),
     #[error(transparent)]
     Values(#[from] ValuesError),
-    #[error(transparent)]
-    Generate(#[from] GenerateError),
+    #[error("{file}: {source}")]
+    Generate { file: String, source: GenerateError },
     #[error("cannot read `{path}`: {source}")]
     Read { path: String, source: io::Error },
-    #[error("cannot write `{path}`: {source}\n  hint: the previous output, if any, is left as it was")]
+    #[error(
+        "cannot write `{path}`: {source}\n  hint: the previous output, if any, is left as it was"
+    )]
     Write { path: String, source: io::Error },
     #[error("`{path}` exists and was not written by shipshape (no `chart/Chart.yaml` in it)\n  hint: pass `--out` naming a new folder or one shipshape generated")]
     ForeignOutput { path: String },
@@ -56,8 +58,15 @@ impl CommandError {
             | CommandError::Read { .. }
             | CommandError::ForeignOutput { .. }
             | CommandError::Render(_) => Exit::BadInput,
-            CommandError::Generate(GenerateError::Template(_)) => Exit::ExternalTool,
-            CommandError::Generate(_) => Exit::Findings,
+            CommandError::Generate {
+                source: GenerateError::Template(_),
+                ..
+            } => Exit::ExternalTool,
+            CommandError::Generate {
+                source: GenerateError::Values(_),
+                ..
+            } => Exit::BadInput,
+            CommandError::Generate { .. } => Exit::Findings,
             CommandError::Write { .. } => Exit::ExternalTool,
         }
     }
@@ -84,10 +93,17 @@ pub fn default_out_dir(spec_path: &Path) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("generated"))
 }
 
+fn generate_for(spec: &Spec, spec_path: &Path) -> Result<OutputFiles, CommandError> {
+    generate_outputs(spec).map_err(|source| CommandError::Generate {
+        file: spec_path.display().to_string(),
+        source,
+    })
+}
+
 /// `shipshape generate`: writes the chart and the renders, atomically.
 pub fn generate(spec_path: &Path, out: &Path) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
-    let files = generate_outputs(&spec)?;
+    let files = generate_for(&spec, spec_path)?;
     write_tree_atomically(out, &files)?;
     println!("wrote {} files to {}", files.len(), out.display());
     Ok(Exit::Ok)
@@ -104,7 +120,9 @@ fn write_error(path: &Path) -> impl Fn(io::Error) -> CommandError + '_ {
 /// failure leaves the previous output untouched.
 pub fn write_tree_atomically(out: &Path, files: &OutputFiles) -> Result<(), CommandError> {
     if out.exists() && !out.join("chart").join("Chart.yaml").exists() {
-        let empty = fs::read_dir(out).map(|mut d| d.next().is_none()).unwrap_or(false);
+        let empty = fs::read_dir(out)
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(false);
         if !empty {
             return Err(CommandError::ForeignOutput {
                 path: out.display().to_string(),
@@ -198,9 +216,23 @@ pub fn output_drift(committed: &OutputFiles, fresh: &OutputFiles) -> String {
             continue;
         }
         let diff = similar::TextDiff::from_lines(old, new);
-        let from = if committed.contains_key(path) { format!("a/{path}") } else { "/dev/null".into() };
-        let to = if fresh.contains_key(path) { format!("b/{path}") } else { "/dev/null".into() };
-        report.push_str(&diff.unified_diff().context_radius(3).header(&from, &to).to_string());
+        let from = if committed.contains_key(path) {
+            format!("a/{path}")
+        } else {
+            "/dev/null".into()
+        };
+        let to = if fresh.contains_key(path) {
+            format!("b/{path}")
+        } else {
+            "/dev/null".into()
+        };
+        report.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&from, &to)
+                .to_string(),
+        );
     }
     report
 }
@@ -208,7 +240,7 @@ pub fn output_drift(committed: &OutputFiles, fresh: &OutputFiles) -> String {
 /// `shipshape check`: exit 1 with a diff when the committed output is stale.
 pub fn check(spec_path: &Path, out: &Path) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
-    let fresh = generate_outputs(&spec)?;
+    let fresh = generate_for(&spec, spec_path)?;
     let committed = read_tree(out)?;
     let drift = output_drift(&committed, &fresh);
     if drift.is_empty() {

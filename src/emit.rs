@@ -167,8 +167,7 @@ pub fn yaml_key(k: &str) -> String {
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && k
-            .chars()
+        && k.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
         && !matches!(
             k.to_ascii_lowercase().as_str(),
@@ -181,7 +180,12 @@ pub fn yaml_key(k: &str) -> String {
     }
 }
 
-fn emit_map(parts: &[MapPart], indent: usize, mode: &Mode<'_>, out: &mut Out) -> Result<(), EvalError> {
+fn emit_map(
+    parts: &[MapPart],
+    indent: usize,
+    mode: &Mode<'_>,
+    out: &mut Out,
+) -> Result<(), EvalError> {
     for part in parts {
         match part {
             MapPart::Entry { key, value, when } => {
@@ -223,12 +227,20 @@ fn emit_keyed(
     Ok(())
 }
 
-fn emit_entries_of(path: &ValuePath, indent: usize, mode: &Mode<'_>, out: &mut Out) -> Result<(), EvalError> {
+fn emit_entries_of(
+    path: &ValuePath,
+    indent: usize,
+    mode: &Mode<'_>,
+    out: &mut Out,
+) -> Result<(), EvalError> {
     match mode {
         Mode::Helm => {
             out.line(
                 indent,
-                &format!("{{{{- range $key, $value := {} }}}}", Expr::Ref(path.clone()).to_go()),
+                &format!(
+                    "{{{{- range $key, $value := {} }}}}",
+                    Expr::Ref(path.clone()).to_go()
+                ),
             );
             out.line(indent, "{{ $key | toJson }}: {{ $value | toJson }}");
             out.line(indent, "{{- end }}");
@@ -236,7 +248,11 @@ fn emit_entries_of(path: &ValuePath, indent: usize, mode: &Mode<'_>, out: &mut O
         Mode::Render(ctx) => match Expr::Ref(path.clone()).evaluate(ctx)? {
             Value::Object(map) => {
                 for (k, v) in &map {
-                    let line = format!("{}: {}", to_go_json(&Value::String(k.clone())), to_go_json(v));
+                    let line = format!(
+                        "{}: {}",
+                        to_go_json(&Value::String(k.clone())),
+                        to_go_json(v)
+                    );
                     out.line(indent, &line);
                 }
             }
@@ -252,7 +268,12 @@ fn emit_entries_of(path: &ValuePath, indent: usize, mode: &Mode<'_>, out: &mut O
     Ok(())
 }
 
-fn emit_list(parts: &[ListPart], indent: usize, mode: &Mode<'_>, out: &mut Out) -> Result<(), EvalError> {
+fn emit_list(
+    parts: &[ListPart],
+    indent: usize,
+    mode: &Mode<'_>,
+    out: &mut Out,
+) -> Result<(), EvalError> {
     for part in parts {
         match part {
             ListPart::Item { value, when } => {
@@ -263,7 +284,10 @@ fn emit_list(parts: &[ListPart], indent: usize, mode: &Mode<'_>, out: &mut Out) 
             }
             ListPart::ItemsOf(path) => match mode {
                 Mode::Helm => {
-                    out.line(indent, &format!("{{{{- range {} }}}}", Expr::Ref(path.clone()).to_go()));
+                    out.line(
+                        indent,
+                        &format!("{{{{- range {} }}}}", Expr::Ref(path.clone()).to_go()),
+                    );
                     out.line(indent, "- {{ . | toJson }}");
                     out.line(indent, "{{- end }}");
                 }
@@ -351,13 +375,21 @@ mod tests {
                     "items",
                     Node::List(vec![
                         ListPart::Item {
-                            value: Node::map(vec![("name", Node::text("x")), ("no", Node::Leaf(lit(1)))]),
+                            value: Node::map(vec![
+                                ("name", Node::text("x")),
+                                ("no", Node::Leaf(lit(1))),
+                            ]),
                             when: None,
                         },
                         ListPart::ItemsOf(ValuePath::new(["extra"])),
                     ]),
                 )
-                .entry("labels", MapBuilder::new().entries_of(&ValuePath::new(["labels"])).build())
+                .entry(
+                    "labels",
+                    MapBuilder::new()
+                        .entries_of(&ValuePath::new(["labels"]))
+                        .build(),
+                )
                 .build(),
         }
     }
@@ -373,7 +405,8 @@ mod tests {
 
     #[test]
     fn render_evaluates_the_same_layout() {
-        let values = json!({"on": true, "a": "<x>", "extra": [{"k": 1}], "labels": {"b": "2", "a": "1"}});
+        let values =
+            json!({"on": true, "a": "<x>", "extra": [{"k": 1}], "labels": {"b": "2", "a": "1"}});
         let ctx = EvalContext {
             values: &values,
             release_name: "r",
@@ -388,7 +421,10 @@ mod tests {
             "kind: \"ConfigMap\"\na: \"\\u003cx\\u003e\"\nitems:\n  - name: \"x\"\n    \"no\": 1\n  - {\"k\":1}\nlabels:\n  \"a\": \"1\"\n  \"b\": \"2\"\n"
         );
         let off = json!({"on": false});
-        let ctx = EvalContext { values: &off, ..ctx };
+        let ctx = EvalContext {
+            values: &off,
+            ..ctx
+        };
         assert_eq!(render_document_text(&doc(), &ctx).unwrap(), None);
     }
 }

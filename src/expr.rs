@@ -177,11 +177,6 @@ pub fn val(path: &ValuePath) -> Expr {
 }
 
 impl Expr {
-    /// `not self`.
-    pub fn not(self) -> Expr {
-        Expr::Not(Box::new(self))
-    }
-
     /// `gt (int self) (int other)` and the other comparisons.
     pub fn cmp(self, op: CmpOp, other: Expr) -> Expr {
         Expr::Cmp(op, Box::new(self), Box::new(other))
@@ -197,12 +192,9 @@ impl Expr {
             Expr::Not(e) => format!("(not {})", e.to_go()),
             Expr::And(es) => format!("(and {})", join_go(es)),
             Expr::Or(es) => format!("(or {})", join_go(es)),
-            Expr::Cmp(op, a, b) => format!(
-                "({} (int {}) (int {}))",
-                op.go_name(),
-                a.to_go(),
-                b.to_go()
-            ),
+            Expr::Cmp(op, a, b) => {
+                format!("({} (int {}) (int {}))", op.go_name(), a.to_go(), b.to_go())
+            }
             Expr::StrEq(a, b) => format!("(eq {} {})", a.to_go(), b.to_go()),
             Expr::If(c, a, b) => format!(
                 "(ternary {} {} (not (not {})))",
@@ -312,15 +304,21 @@ impl Expr {
             }
             Expr::DnsName(e) => {
                 let s = expect_string(e.evaluate(ctx)?).map_err(fail)?;
-                let mut cut = if s.len() > 63 { s.as_bytes()[..63].to_vec() } else { s.into_bytes() };
+                let mut cut = if s.len() > 63 {
+                    s.as_bytes()[..63].to_vec()
+                } else {
+                    s.into_bytes()
+                };
                 if cut.last() == Some(&b'-') {
                     cut.pop();
                 }
                 Value::String(String::from_utf8_lossy(&cut).into_owned())
             }
-            Expr::ReplacePlus(e) => {
-                Value::String(expect_string(e.evaluate(ctx)?).map_err(fail)?.replace('+', "_"))
-            }
+            Expr::ReplacePlus(e) => Value::String(
+                expect_string(e.evaluate(ctx)?)
+                    .map_err(fail)?
+                    .replace('+', "_"),
+            ),
             Expr::Sha256Json(e) => {
                 let json = to_go_json(&e.evaluate(ctx)?);
                 let digest = Sha256::digest(json.as_bytes());
@@ -331,7 +329,10 @@ impl Expr {
             Expr::HasKey(e, k) => match e.evaluate(ctx)? {
                 Value::Object(m) => Value::Bool(m.contains_key(*k)),
                 other => {
-                    return Err(fail(format!("hasKey needs a map, got {}", to_go_json(&other))))
+                    return Err(fail(format!(
+                        "hasKey needs a map, got {}",
+                        to_go_json(&other)
+                    )))
                 }
             },
         })
@@ -475,12 +476,26 @@ mod tests {
         let c = ctx(&values);
         let n = val(&ValuePath::new(["n"]));
         let s = val(&ValuePath::new(["s"]));
-        assert_eq!(Expr::Or(vec![s.clone(), n.clone()]).evaluate(&c).unwrap(), json!(2.9));
-        assert_eq!(Expr::And(vec![n.clone(), s.clone()]).evaluate(&c).unwrap(), json!(""));
-        assert_eq!(n.clone().cmp(CmpOp::Gt, lit(2)).evaluate(&c).unwrap(), json!(false));
-        assert_eq!(Expr::IntString(Box::new(n)).evaluate(&c).unwrap(), json!("2"));
         assert_eq!(
-            Expr::Default(Box::new(lit("d")), Box::new(s)).evaluate(&c).unwrap(),
+            Expr::Or(vec![s.clone(), n.clone()]).evaluate(&c).unwrap(),
+            json!(2.9)
+        );
+        assert_eq!(
+            Expr::And(vec![n.clone(), s.clone()]).evaluate(&c).unwrap(),
+            json!("")
+        );
+        assert_eq!(
+            n.clone().cmp(CmpOp::Gt, lit(2)).evaluate(&c).unwrap(),
+            json!(false)
+        );
+        assert_eq!(
+            Expr::IntString(Box::new(n)).evaluate(&c).unwrap(),
+            json!("2")
+        );
+        assert_eq!(
+            Expr::Default(Box::new(lit("d")), Box::new(s))
+                .evaluate(&c)
+                .unwrap(),
             json!("d")
         );
     }
@@ -489,7 +504,10 @@ mod tests {
     fn missing_parent_is_an_error_missing_leaf_is_nil() {
         let values = json!({"a": {}});
         let c = ctx(&values);
-        assert_eq!(val(&ValuePath::new(["a", "b"])).evaluate(&c).unwrap(), Value::Null);
+        assert_eq!(
+            val(&ValuePath::new(["a", "b"])).evaluate(&c).unwrap(),
+            Value::Null
+        );
         assert!(val(&ValuePath::new(["a", "b", "c"])).evaluate(&c).is_err());
     }
 

@@ -69,9 +69,12 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let out_or_default = |out: Option<PathBuf>| out.unwrap_or_else(|| commands::default_out_dir(&cli.spec));
+    let out_or_default =
+        |out: Option<PathBuf>| out.unwrap_or_else(|| commands::default_out_dir(&cli.spec));
     let result = match cli.command {
-        Command::Generate { ref out } => commands::generate(&cli.spec, &out_or_default(out.clone())),
+        Command::Generate { ref out } => {
+            commands::generate(&cli.spec, &out_or_default(out.clone()))
+        }
         Command::Check { ref out } => commands::check(&cli.spec, &out_or_default(out.clone())),
         Command::Render {
             ref name,

@@ -32,26 +32,36 @@ pub enum IntOrString {
     Str(String),
 }
 
+/// A Kubernetes resource quantity: a number (`0.5`, `2`) or a string (`500m`, `1Gi`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Quantity {
+    /// A plain number of units.
+    Number(serde_json::Number),
+    /// A quantity with a suffix, such as `500m` or `1Gi`.
+    Text(String),
+}
+
 /// CPU and memory requests and limits of one container.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Resources {
     /// What the scheduler reserves for the container (`cpu`, `memory`).
     #[serde(default)]
-    pub requests: BTreeMap<String, IntOrString>,
+    pub requests: BTreeMap<String, Quantity>,
     /// The most the container may use (`cpu`, `memory`).
     #[serde(default)]
-    pub limits: BTreeMap<String, IntOrString>,
+    pub limits: BTreeMap<String, Quantity>,
 }
 
 impl Default for Resources {
     fn default() -> Self {
         Resources {
             requests: BTreeMap::from([
-                ("cpu".to_string(), IntOrString::Str("100m".into())),
-                ("memory".to_string(), IntOrString::Str("256Mi".into())),
+                ("cpu".to_string(), Quantity::Text("100m".into())),
+                ("memory".to_string(), Quantity::Text("256Mi".into())),
             ]),
-            limits: BTreeMap::from([("memory".to_string(), IntOrString::Str("512Mi".into()))]),
+            limits: BTreeMap::from([("memory".to_string(), Quantity::Text("512Mi".into()))]),
         }
     }
 }

@@ -94,8 +94,14 @@ fn chart_label() -> Expr {
 /// no two workloads' selectors overlap.
 fn selector_labels(component: Option<&str>) -> MapBuilder {
     let b = MapBuilder::new()
-        .entry("app.kubernetes.io/name", Node::Leaf(Expr::Builtin(Builtin::ChartName)))
-        .entry("app.kubernetes.io/instance", Node::Leaf(Expr::Builtin(Builtin::ReleaseName)));
+        .entry(
+            "app.kubernetes.io/name",
+            Node::Leaf(Expr::Builtin(Builtin::ChartName)),
+        )
+        .entry(
+            "app.kubernetes.io/instance",
+            Node::Leaf(Expr::Builtin(Builtin::ReleaseName)),
+        );
     match component {
         Some(c) => b.entry("app.kubernetes.io/component", Node::text(c)),
         None => b,
@@ -105,8 +111,14 @@ fn selector_labels(component: Option<&str>) -> MapBuilder {
 /// The standard labels of every object.
 fn standard_labels(component: Option<&str>) -> MapBuilder {
     selector_labels(component)
-        .entry("app.kubernetes.io/version", Node::Leaf(Expr::Builtin(Builtin::ChartAppVersion)))
-        .entry("app.kubernetes.io/managed-by", Node::Leaf(Expr::Builtin(Builtin::ReleaseService)))
+        .entry(
+            "app.kubernetes.io/version",
+            Node::Leaf(Expr::Builtin(Builtin::ChartAppVersion)),
+        )
+        .entry(
+            "app.kubernetes.io/managed-by",
+            Node::Leaf(Expr::Builtin(Builtin::ReleaseService)),
+        )
         .entry("helm.sh/chart", Node::Leaf(chart_label()))
 }
 
@@ -180,7 +192,10 @@ fn hook_config_map(w: &Workload<'_>) -> Document {
                         Node::map(vec![
                             ("helm.sh/hook", Node::text("pre-install,pre-upgrade")),
                             ("helm.sh/hook-weight", Node::text("-10")),
-                            ("helm.sh/hook-delete-policy", Node::text("before-hook-creation")),
+                            (
+                                "helm.sh/hook-delete-policy",
+                                Node::text("before-hook-creation"),
+                            ),
                         ]),
                     )
                     .build(),
@@ -205,7 +220,9 @@ fn image() -> Expr {
 fn pod_template(w: &Workload<'_>) -> Node {
     let pod_labels = w.value("podLabels");
     let pod_annotations = w.value("podAnnotations");
-    let labels = standard_labels(Some(w.name)).entries_of(&pod_labels).build();
+    let labels = standard_labels(Some(w.name))
+        .entries_of(&pod_labels)
+        .build();
     let annotations = MapBuilder::new()
         .entry(
             "checksum/config",
@@ -224,7 +241,10 @@ fn pod_template(w: &Workload<'_>) -> Node {
     spec = spec
         .entry("automountServiceAccountToken", Node::Leaf(lit(false)))
         .value_if_set("imagePullSecrets", &ValuePath::new(["imagePullSecrets"]))
-        .entry("securityContext", Node::value(&w.value("podSecurityContext")));
+        .entry(
+            "securityContext",
+            Node::value(&w.value("podSecurityContext")),
+        );
     if w.class != WorkloadClass::Migrate {
         spec = spec.entry(
             "terminationGracePeriodSeconds",
@@ -235,7 +255,10 @@ fn pod_template(w: &Workload<'_>) -> Node {
         .value_if_set("nodeSelector", &w.value("nodeSelector"))
         .value_if_set("tolerations", &w.value("tolerations"))
         .value_if_set("affinity", &w.value("affinity"))
-        .value_if_set("topologySpreadConstraints", &w.value("topologySpreadConstraints"))
+        .value_if_set(
+            "topologySpreadConstraints",
+            &w.value("topologySpreadConstraints"),
+        )
         .entry("containers", Node::list(vec![container(w)]))
         .entry(
             "volumes",
@@ -254,7 +277,10 @@ fn pod_template(w: &Workload<'_>) -> Node {
                         )]),
                     ),
                 ]),
-                Node::map(vec![("name", Node::text("tmp")), ("emptyDir", Node::map::<&str>(vec![]))]),
+                Node::map(vec![
+                    ("name", Node::text("tmp")),
+                    ("emptyDir", Node::map::<&str>(vec![])),
+                ]),
             ]),
         );
 
@@ -275,7 +301,10 @@ fn container(w: &Workload<'_>) -> Node {
     let mut c = MapBuilder::new()
         .entry("name", Node::text(w.name))
         .entry("image", Node::Leaf(image()))
-        .entry("imagePullPolicy", Node::value(&ValuePath::new(["image", "pullPolicy"])))
+        .entry(
+            "imagePullPolicy",
+            Node::value(&ValuePath::new(["image", "pullPolicy"])),
+        )
         .value_if_set("command", &w.value("command"))
         .value_if_set("args", &w.value("args"));
     if w.class == WorkloadClass::Api {
@@ -289,7 +318,11 @@ fn container(w: &Workload<'_>) -> Node {
         );
     }
     c = c
-        .entry_when("env", Node::List(vec![ListPart::ItemsOf(env.clone())]), val(&env))
+        .entry_when(
+            "env",
+            Node::List(vec![ListPart::ItemsOf(env.clone())]),
+            val(&env),
+        )
         .value_if_set("envFrom", &w.value("envFrom"))
         .entry("resources", Node::value(&w.value("resources")))
         .entry("securityContext", Node::value(&w.value("securityContext")));
@@ -321,10 +354,16 @@ fn container(w: &Workload<'_>) -> Node {
         Node::list(vec![
             Node::map(vec![
                 ("name", Node::text("config")),
-                ("mountPath", Node::value(&ValuePath::new(["configFile", "mountPath"]))),
+                (
+                    "mountPath",
+                    Node::value(&ValuePath::new(["configFile", "mountPath"])),
+                ),
                 ("readOnly", Node::Leaf(lit(true))),
             ]),
-            Node::map(vec![("name", Node::text("tmp")), ("mountPath", Node::text("/tmp"))]),
+            Node::map(vec![
+                ("name", Node::text("tmp")),
+                ("mountPath", Node::text("/tmp")),
+            ]),
         ]),
     )
     .build()
@@ -355,7 +394,10 @@ fn deployment(w: &Workload<'_>) -> Document {
                                 "rollingUpdate",
                                 Node::map(vec![
                                     ("maxSurge", Node::value(&rolling.child("maxSurge"))),
-                                    ("maxUnavailable", Node::value(&rolling.child("maxUnavailable"))),
+                                    (
+                                        "maxUnavailable",
+                                        Node::value(&rolling.child("maxUnavailable")),
+                                    ),
                                 ]),
                             ),
                         ]),
@@ -495,7 +537,10 @@ fn migrate_job(w: &Workload<'_>) -> Document {
                 "spec",
                 Node::map(vec![
                     ("backoffLimit", Node::value(&w.value("backoffLimit"))),
-                    ("activeDeadlineSeconds", Node::value(&w.value("activeDeadlineSeconds"))),
+                    (
+                        "activeDeadlineSeconds",
+                        Node::value(&w.value("activeDeadlineSeconds")),
+                    ),
                     ("template", pod_template(w)),
                 ]),
             )

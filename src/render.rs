@@ -65,7 +65,9 @@ const INSTALL_ORDER: &[&str] = &[
 
 /// Whether a document is a Helm hook (printed after the release's manifests).
 pub fn is_hook(doc: &Document) -> bool {
-    let Node::Map(parts) = &doc.root else { return false };
+    let Node::Map(parts) = &doc.root else {
+        return false;
+    };
     parts.iter().any(|p| match p {
         MapPart::Entry {
             key: Key::Static(k),
@@ -76,9 +78,9 @@ pub fn is_hook(doc: &Document) -> bool {
                 key: Key::Static(k),
                 value: Node::Map(annotations),
                 ..
-            } if k == "annotations" => annotations.iter().any(|a| {
-                matches!(a, MapPart::Entry { key: Key::Static(k), .. } if k == "helm.sh/hook")
-            }),
+            } if k == "annotations" => annotations.iter().any(
+                |a| matches!(a, MapPart::Entry { key: Key::Static(k), .. } if k == "helm.sh/hook"),
+            ),
             _ => false,
         }),
         _ => false,
@@ -114,7 +116,10 @@ pub fn render_manifests(
     for doc in ordered {
         if let Some(text) = render_document_text(doc, &ctx)? {
             out.push_str("---\n");
-            out.push_str(&format!("# Source: {}/templates/{}\n", spec.chart.name, doc.file));
+            out.push_str(&format!(
+                "# Source: {}/templates/{}\n",
+                spec.chart.name, doc.file
+            ));
             out.push_str(&text);
         }
     }

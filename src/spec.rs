@@ -139,11 +139,31 @@ impl Workloads {
     /// Every workload as `(name, workload)`, sorted by name.
     pub fn all(&self) -> Vec<(&str, WorkloadRef<'_>)> {
         let mut all: Vec<(&str, WorkloadRef<'_>)> = Vec::new();
-        all.extend(self.api.iter().map(|(n, w)| (n.as_str(), WorkloadRef::Api(w))));
-        all.extend(self.jobs.iter().map(|(n, w)| (n.as_str(), WorkloadRef::Jobs(w))));
-        all.extend(self.pool.iter().map(|(n, w)| (n.as_str(), WorkloadRef::Pool(w))));
-        all.extend(self.worker.iter().map(|(n, w)| (n.as_str(), WorkloadRef::Worker(w))));
-        all.extend(self.migrate.iter().map(|(n, w)| (n.as_str(), WorkloadRef::Migrate(w))));
+        all.extend(
+            self.api
+                .iter()
+                .map(|(n, w)| (n.as_str(), WorkloadRef::Api(w))),
+        );
+        all.extend(
+            self.jobs
+                .iter()
+                .map(|(n, w)| (n.as_str(), WorkloadRef::Jobs(w))),
+        );
+        all.extend(
+            self.pool
+                .iter()
+                .map(|(n, w)| (n.as_str(), WorkloadRef::Pool(w))),
+        );
+        all.extend(
+            self.worker
+                .iter()
+                .map(|(n, w)| (n.as_str(), WorkloadRef::Worker(w))),
+        );
+        all.extend(
+            self.migrate
+                .iter()
+                .map(|(n, w)| (n.as_str(), WorkloadRef::Migrate(w))),
+        );
         all.sort_by(|a, b| a.0.cmp(b.0));
         all
     }
@@ -196,13 +216,30 @@ pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
     Ok(spec)
 }
 
-/// serde-saphyr prints `error: line L column C: message`; keep the message.
-fn plain_message(rendered: &str) -> String {
+/// serde-saphyr prints `error: line L column C: message at line L, column C`; keep
+/// the message, in the project's own words where serde's are terse.
+pub fn plain_message(rendered: &str) -> String {
     let first = rendered.lines().next().unwrap_or(rendered);
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    match first.split_once(": ") {
-        Some((head, rest)) if head.starts_with("line ") => rest.to_string(),
-        _ => first.to_string(),
+    let message = match first.split_once(": ") {
+        Some((head, rest)) if head.starts_with("line ") => rest,
+        _ => first,
+    };
+    let message = match message.rfind(" at line ") {
+        Some(i) => &message[..i],
+        None => message,
+    };
+    if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
+        let key = rest.split(',').next().unwrap_or(rest);
+        return format!("duplicate key `{key}`: a key may appear once in a mapping");
+    }
+    match message {
+        "invalid u32" | "invalid u16" | "invalid u64" => {
+            "expected a whole number, 0 or more".to_string()
+        }
+        "invalid i64" | "invalid i32" => "expected a whole number".to_string(),
+        "invalid boolean" => "expected `true` or `false`".to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -281,7 +318,10 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
         if let Some(other) = seen.insert(name, class) {
             return Err(invalid(
                 path,
-                format!("the name `{name}` is used by a `{}` workload too", other.name()),
+                format!(
+                    "`{name}` is already the name of a workload of class `{}`",
+                    other.name()
+                ),
                 "workload names are unique across classes: rename one",
             ));
         }
@@ -302,9 +342,11 @@ fn is_semver(v: &str) -> bool {
     let core = v.split(['-', '+']).next().unwrap_or("");
     let parts: Vec<&str> = core.split('.').collect();
     parts.len() == 3
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && (p.len() == 1 || !p.starts_with('0')))
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.chars().all(|c| c.is_ascii_digit())
+                && (p.len() == 1 || !p.starts_with('0'))
+        })
         && v[core.len()..]
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '.'))

@@ -23,13 +23,18 @@ pub enum ValuesError {
     #[error("{file}: values must be a mapping of keys at the top level")]
     NotAMap { file: String },
     /// A `--set` argument is malformed.
-    #[error("--set `{arg}`: {message}\n  hint: write `path.to.key=value`, several separated by `,`")]
+    #[error(
+        "--set `{arg}`: {message}\n  hint: write `path.to.key=value`, several separated by `,`"
+    )]
     BadSet { arg: String, message: String },
     /// A preset name the spec does not define.
     #[error("unknown preset `{name}`{}\n  hint: the presets are: {}", did_you_mean(name, known), known.join(", "))]
     UnknownPreset { name: String, known: Vec<String> },
     /// The merged values break `values.schema.json`.
-    #[error("{source_name}: values do not match the chart's schema:\n{}", format_violations(violations))]
+    #[error(
+        "{source_name}: values do not match the chart's schema:\n{}",
+        format_violations(violations)
+    )]
     Schema {
         source_name: String,
         violations: Vec<SchemaViolation>,
@@ -109,15 +114,7 @@ pub fn parse_values_yaml(text: &str, file: &str) -> Result<Map<String, Value>, V
             .location()
             .map(|l| (l.line(), l.column()))
             .unwrap_or((0, 0));
-        let rendered = e.without_snippet().to_string();
-        let first = rendered.lines().next().unwrap_or("").to_string();
-        let message = first
-            .strip_prefix("error: ")
-            .map(|s| match s.split_once(": ") {
-                Some((head, rest)) if head.starts_with("line ") => rest.to_string(),
-                _ => s.to_string(),
-            })
-            .unwrap_or(first);
+        let message = crate::spec::plain_message(&e.without_snippet().to_string());
         ValuesError::Parse {
             file: file.to_string(),
             line,
@@ -186,7 +183,8 @@ pub fn parse_set_args(args: &[String]) -> Result<Map<String, Value>, ValuesError
                     message: format!("`{path}` has an empty key"),
                 });
             }
-            let value = if let Some(inner) = raw.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+            let value = if let Some(inner) = raw.strip_prefix('{').and_then(|r| r.strip_suffix('}'))
+            {
                 Value::Array(
                     inner
                         .split(',')
@@ -249,7 +247,10 @@ fn typed_set_scalar(raw: &str) -> Value {
 #[derive(Debug, Clone)]
 pub enum ValuesSource {
     /// A values file's parsed content, with its name for messages.
-    File { name: String, values: Map<String, Value> },
+    File {
+        name: String,
+        values: Map<String, Value>,
+    },
     /// `--set` pairs.
     Set(Map<String, Value>),
 }
@@ -282,7 +283,11 @@ pub fn resolve_values(
 }
 
 /// Checks values against the chart's values schema, returning every violation.
-pub fn check_values_schema(values: &Value, schema: &Value, source_name: &str) -> Result<(), ValuesError> {
+pub fn check_values_schema(
+    values: &Value,
+    schema: &Value,
+    source_name: &str,
+) -> Result<(), ValuesError> {
     let validator = match jsonschema::draft7::new(schema) {
         Ok(v) => v,
         Err(e) => {
@@ -336,7 +341,10 @@ mod tests {
         let mut user = obj(json!({"a": {"c": [3]}, "d": null}));
         merge_user_values(&mut user, obj(json!({"a": {"b": 2}, "e": null, "g": null})));
         coalesce_with_defaults(&mut user, &defaults);
-        assert_eq!(Value::Object(user), json!({"a": {"b": 2, "c": [3]}, "g": null}));
+        assert_eq!(
+            Value::Object(user),
+            json!({"a": {"b": 2, "c": [3]}, "g": null})
+        );
     }
 
     #[test]
@@ -351,7 +359,11 @@ mod tests {
 
     #[test]
     fn values_files_read_yaml_1_1_scalars_as_helm_does() {
-        let m = parse_values_yaml("a: no\nb: on\nc: 0755\nd: 1e3\ne: ~\nf: '0755'\ng: 1000000\n", "v.yaml").unwrap();
+        let m = parse_values_yaml(
+            "a: no\nb: on\nc: 0755\nd: 1e3\ne: ~\nf: '0755'\ng: 1000000\n",
+            "v.yaml",
+        )
+        .unwrap();
         assert_eq!(m["a"], json!(false));
         assert_eq!(m["b"], json!(true));
         assert_eq!(m["c"], json!(493.0));

@@ -14,7 +14,14 @@ struct Row<'a> {
     value: &'a Value,
 }
 
-fn walk<'a>(root_schema: &'a Value, schema: &'a Value, value: &'a Value, path: &str, depth: usize, rows: &mut Vec<Row<'a>>) {
+fn walk<'a>(
+    root_schema: &'a Value,
+    schema: &'a Value,
+    value: &'a Value,
+    path: &str,
+    depth: usize,
+    rows: &mut Vec<Row<'a>>,
+) {
     let schema = resolve_ref(root_schema, schema);
     let Value::Object(map) = value else { return };
     for (key, child) in map {
@@ -28,7 +35,11 @@ fn walk<'a>(root_schema: &'a Value, schema: &'a Value, value: &'a Value, path: &
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let child_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+        let child_path = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{path}.{key}")
+        };
         rows.push(Row {
             path: child_path.clone(),
             depth,
@@ -39,7 +50,14 @@ fn walk<'a>(root_schema: &'a Value, schema: &'a Value, value: &'a Value, path: &
         // Free-form maps (config, annotations, probes) are listed whole.
         let typed = child_schema.get("properties").is_some();
         if typed && matches!(child, Value::Object(m) if !m.is_empty()) {
-            walk(root_schema, child_schema, child, &child_path, depth + 1, rows);
+            walk(
+                root_schema,
+                child_schema,
+                child,
+                &child_path,
+                depth + 1,
+                rows,
+            );
         }
     }
 }
@@ -55,11 +73,18 @@ fn plain_json(v: &Value) -> String {
             Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
             _ => n.to_string(),
         },
-        Value::Array(items) => format!("[{}]", items.iter().map(plain_json).collect::<Vec<_>>().join(",")),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(plain_json).collect::<Vec<_>>().join(",")
+        ),
         Value::Object(map) => format!(
             "{{{}}}",
             map.iter()
-                .map(|(k, v)| format!("{}:{}", scalar_text(&Value::String(k.clone())), plain_json(v)))
+                .map(|(k, v)| format!(
+                    "{}:{}",
+                    scalar_text(&Value::String(k.clone())),
+                    plain_json(v)
+                ))
                 .collect::<Vec<_>>()
                 .join(",")
         ),

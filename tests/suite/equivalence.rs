@@ -1,0 +1,492 @@
+//! The equivalence proof: real Helm 3 and Helm 4 rendering the generated chart give
+//! the same objects as `shipshape render`, for every preset and for randomized
+//! values; the chart lints clean; rendered presets pass the official schemas.
+
+use crate::support::*;
+use serde_json::{json, Map, Value};
+use shipshape::generate::generate_outputs;
+use shipshape::objects::build_objects;
+use shipshape::render::{render_manifests, Release};
+use shipshape::schema::values_schema;
+use shipshape::spec::{load_spec, Spec, WorkloadClass};
+use shipshape::values::{check_values_schema, parse_values_yaml, resolve_values, ValuesSource};
+use std::path::Path;
+
+fn load(path: &Path) -> Spec {
+    load_spec(
+        &std::fs::read_to_string(path).unwrap(),
+        &path.display().to_string(),
+    )
+    .unwrap()
+}
+
+/// Writes the generated chart into `dir/chart` and returns the generated outputs.
+fn write_outputs(spec: &Spec, dir: &Path) -> std::collections::BTreeMap<String, String> {
+    let outputs = generate_outputs(spec).expect("generation");
+    for (rel, text) in &outputs {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    outputs
+}
+
+#[test]
+fn every_preset_renders_like_helm_3_and_helm_4() {
+    for (name, spec_path) in examples() {
+        let spec = load(&spec_path);
+        let scratch = Scratch::new(&format!("eq-presets-{name}"));
+        let outputs = write_outputs(&spec, scratch.path());
+        let chart = scratch.path().join("chart");
+        let mut presets = vec!["default".to_string()];
+        presets.extend(spec.presets.keys().cloned());
+        for preset in &presets {
+            let native = &outputs[&format!("rendered/{preset}.yaml")];
+            let values_file = chart.join(format!("values-{preset}.yaml"));
+            for helm_bin in [helm3(), helm4()] {
+                let mut args = vec!["template", chart.to_str().unwrap()];
+                if preset != "default" {
+                    args.extend(["-f", values_file.to_str().unwrap()]);
+                }
+                let (code, out, err) = helm(&helm_bin, &args, scratch.path());
+                assert_eq!(
+                    code,
+                    0,
+                    "{name}/{preset}: {} template failed: {err}",
+                    helm_bin.display()
+                );
+                assert_eq!(
+                    parse_objects(&out),
+                    parse_objects(native),
+                    "{name}/{preset}: {} and shipshape render differ",
+                    helm_bin.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn generated_chart_passes_helm_lint_strict() {
+    for (name, spec_path) in examples() {
+        let spec = load(&spec_path);
+        let scratch = Scratch::new(&format!("lint-{name}"));
+        write_outputs(&spec, scratch.path());
+        let chart = scratch.path().join("chart");
+        for helm_bin in [helm3(), helm4()] {
+            let (code, out, err) = helm(
+                &helm_bin,
+                &["lint", "--strict", chart.to_str().unwrap()],
+                scratch.path(),
+            );
+            assert_eq!(
+                code,
+                0,
+                "{name}: lint failed under {}:\n{out}\n{err}",
+                helm_bin.display()
+            );
+            assert!(out.contains("0 chart(s) failed"), "{out}");
+        }
+    }
+}
+
+#[test]
+fn rendered_presets_pass_kubernetes_1_28_and_1_31_strict_schemas() {
+    let validator = kubernetes_validate();
+    for (name, spec_path) in examples() {
+        let spec = load(&spec_path);
+        let scratch = Scratch::new(&format!("kv-{name}"));
+        let outputs = write_outputs(&spec, scratch.path());
+        let rendered: Vec<String> = outputs
+            .keys()
+            .filter(|k| k.starts_with("rendered/"))
+            .map(|k| scratch.path().join(k).to_string_lossy().into_owned())
+            .collect();
+        assert!(!rendered.is_empty());
+        for version in ["1.28.0", "1.31.0"] {
+            let mut args = vec!["--strict", "-k", version];
+            args.extend(rendered.iter().map(String::as_str));
+            let (code, out, err) = run(&validator, &args, &[]);
+            assert_eq!(
+                code, 0,
+                "{name}: Kubernetes {version} schema validation failed:\n{out}\n{err}"
+            );
+            assert!(!out.contains("ERROR"), "{out}");
+        }
+    }
+}
+
+/// A small seeded generator (SplitMix64), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// Strings that break naive templates: YAML 1.1 scalars, template delimiters,
+/// newlines that would add keys, HTML characters `toJson` escapes, non-ASCII text.
+const HOSTILE: &[&str] = &[
+    "no",
+    "on",
+    "off",
+    "yes",
+    "y",
+    "NO",
+    "0755",
+    "1e3",
+    "1_000",
+    "~",
+    "null",
+    "true",
+    "{{ .Release.Name }}",
+    "{{",
+    "}}",
+    "{{- fail \"x\" }}",
+    "a\nprivileged: true",
+    "line1\nline2\n",
+    "日本語",
+    "émoji 🚀",
+    "<script>&amp;</script>",
+    "\"quoted\"",
+    "back\\slash",
+    "tab\there",
+    "- item",
+    ": colon",
+    "# hash",
+    "",
+    " lead",
+    "trail ",
+    "key: value",
+    "'single'",
+    "%s %d %v",
+    "\u{2028}sep",
+    "0x1F",
+    ".inf",
+    "=",
+    "*alias",
+    "&anchor",
+    "!tag",
+    "@at",
+    "`tick`",
+];
+
+fn hostile(rng: &mut Rng) -> Value {
+    Value::String(rng.pick(HOSTILE).to_string())
+}
+
+fn big_number(rng: &mut Rng) -> Value {
+    match rng.below(6) {
+        0 => json!(1000000),
+        1 => json!(4294967296u64),
+        2 => json!(0.5),
+        3 => json!(-3),
+        4 => json!(1e21),
+        _ => json!(9007199254740993u64),
+    }
+}
+
+fn random_tree(rng: &mut Rng, depth: usize) -> Value {
+    match rng.below(if depth > 2 { 4 } else { 6 }) {
+        0 => hostile(rng),
+        1 => big_number(rng),
+        2 => Value::Bool(rng.chance(50)),
+        3 => Value::Null,
+        4 => {
+            let mut m = Map::new();
+            for _ in 0..rng.below(4) {
+                m.insert(rng.pick(HOSTILE).to_string(), random_tree(rng, depth + 1));
+            }
+            Value::Object(m)
+        }
+        _ => Value::Array(
+            (0..rng.below(3))
+                .map(|_| random_tree(rng, depth + 1))
+                .collect(),
+        ),
+    }
+}
+
+fn string_map(rng: &mut Rng, avoid: &[&str]) -> Value {
+    let mut m = Map::new();
+    for _ in 0..rng.below(4) {
+        let k = rng.pick(HOSTILE).to_string();
+        if !avoid.contains(&k.as_str()) {
+            m.insert(k, hostile(rng));
+        }
+    }
+    Value::Object(m)
+}
+
+fn random_workload(rng: &mut Rng, class: WorkloadClass) -> Value {
+    let mut w = Map::new();
+    let mut maybe = |rng: &mut Rng, key: &str, v: Value| {
+        if rng.chance(50) {
+            w.insert(key.to_string(), v);
+        }
+    };
+    let enabled = Value::Bool(rng.chance(70));
+    maybe(rng, "enabled", enabled);
+    let hostile_list = Value::Array((0..rng.below(3)).map(|_| hostile(rng)).collect());
+    maybe(rng, "args", hostile_list);
+    let hostile_list = Value::Array((0..rng.below(3)).map(|_| hostile(rng)).collect());
+    maybe(rng, "command", hostile_list);
+    let env: Vec<Value> = (0..rng.below(3))
+        .map(|i| json!({"name": format!("VAR_{i}"), "value": hostile(rng)}))
+        .collect();
+    maybe(rng, "env", Value::Array(env));
+    let annotations = string_map(rng, &[]);
+    maybe(rng, "podAnnotations", annotations);
+    let labels = string_map(rng, &[]);
+    maybe(rng, "podLabels", labels);
+    let selector = string_map(rng, &[]);
+    maybe(rng, "nodeSelector", selector);
+    let resources =
+        json!({"requests": {"cpu": hostile(rng), "memory": big_number(rng)}, "limits": {}});
+    maybe(rng, "resources", resources);
+    let tolerations = json!([{"key": hostile(rng), "operator": "Exists"}]);
+    maybe(rng, "tolerations", tolerations);
+    if class != WorkloadClass::Migrate {
+        let replicas = *rng.pick(&[0u64, 1, 2, 3, 1000000]);
+        maybe(rng, "replicaCount", json!(replicas));
+        let grace = *rng.pick(&[0u64, 30, 330, 4294967295]);
+        maybe(rng, "terminationGracePeriodSeconds", json!(grace));
+        let surge = if rng.chance(50) {
+            json!("25%")
+        } else {
+            json!(rng.below(3))
+        };
+        maybe(
+            rng,
+            "rollingUpdate",
+            json!({"maxSurge": surge, "maxUnavailable": 0}),
+        );
+        let np = json!({"enabled": rng.chance(50)});
+        maybe(rng, "networkPolicy", np);
+    }
+    if class == WorkloadClass::Api {
+        let drain = *rng.pick(&[0u64, 30, 300, 1000000]);
+        maybe(rng, "drainSeconds", json!(drain));
+        let svc = json!({"type": "ClusterIP", "port": 8443, "annotations": string_map(rng, &[])});
+        maybe(rng, "service", svc);
+        let pdb = json!({"enabled": rng.chance(50), "maxUnavailable": "50%"});
+        maybe(rng, "podDisruptionBudget", pdb);
+    }
+    if class == WorkloadClass::Migrate {
+        let backoff = json!(rng.below(4));
+        maybe(rng, "backoffLimit", backoff);
+    }
+    Value::Object(w)
+}
+
+/// One random values overlay inside the schema.
+fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
+    let mut root = Map::new();
+    if rng.chance(60) {
+        root.insert(
+            "image".into(),
+            json!({"repository": hostile(rng), "tag": hostile(rng)}),
+        );
+    }
+    if rng.chance(60) {
+        let mut config = Map::new();
+        for _ in 0..rng.below(5) {
+            config.insert(rng.pick(HOSTILE).to_string(), random_tree(rng, 0));
+        }
+        // `null` for a key the defaults have deletes it; for a new key it stays.
+        if rng.chance(30) {
+            config.insert("spring".into(), Value::Null);
+        }
+        root.insert("config".into(), Value::Object(config));
+    }
+    if rng.chance(30) {
+        root.insert(
+            "serviceAccount".into(),
+            json!({"create": rng.chance(50), "name": hostile(rng), "annotations": string_map(rng, &[])}),
+        );
+    }
+    if rng.chance(20) {
+        root.insert("imagePullSecrets".into(), json!([{"name": hostile(rng)}]));
+    }
+    let mut workloads = Map::new();
+    for (name, w) in spec.workloads.all() {
+        if rng.chance(60) {
+            workloads.insert(name.to_string(), random_workload(rng, w.class()));
+        }
+    }
+    root.insert("workloads".into(), Value::Object(workloads));
+    Value::Object(root)
+}
+
+#[test]
+fn randomized_values_render_like_helm_3_and_helm_4() {
+    const SETS: usize = 230;
+    const REQUIRED: usize = 200;
+    let (name, spec_path) = examples().into_iter().next().unwrap();
+    let spec = load(&spec_path);
+    let scratch = Scratch::new(&format!("eq-random-{name}"));
+    write_outputs(&spec, scratch.path());
+    let chart = scratch.path().join("chart");
+    let schema = values_schema(&spec);
+    let docs = build_objects(&spec);
+    let mut rng = Rng(0x5eed_0001);
+    let mut cases = Vec::new();
+    for i in 0..SETS {
+        let overlay = random_values(&mut rng, &spec);
+        let file = scratch.path().join(format!("values-{i:03}.json"));
+        // Go's encoding escapes U+2028, which YAML readers otherwise take for a line break.
+        std::fs::write(&file, shipshape::gojson::to_go_json(&overlay)).unwrap();
+        cases.push(file);
+    }
+    let helms = [helm3(), helm4()];
+    let checked = std::sync::atomic::AtomicUsize::new(0);
+    let refused = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for worker in 0..2 {
+            let (cases, helms, chart, spec, schema, docs, scratch) =
+                (&cases, &helms, &chart, &spec, &schema, &docs, &scratch);
+            let (checked, refused) = (&checked, &refused);
+            s.spawn(move || {
+                for file in cases.iter().skip(worker).step_by(2) {
+                    let text = std::fs::read_to_string(file).unwrap();
+                    let user = parse_values_yaml(&text, &file.display().to_string()).unwrap();
+                    let values = resolve_values(
+                        spec,
+                        None,
+                        &[ValuesSource::File {
+                            name: "random".into(),
+                            values: user,
+                        }],
+                    );
+                    let schema_check = check_values_schema(&values, schema, "random");
+                    if let Err(e) = &schema_check {
+                        if std::env::var_os("SHIPSHAPE_SHOW_REFUSALS").is_some() {
+                            eprintln!("{e}");
+                        }
+                    }
+                    let schema_ok = schema_check.is_ok();
+                    let native = if schema_ok {
+                        Some(
+                            render_manifests(spec, docs, &values, &Release::default())
+                                .expect("native render"),
+                        )
+                    } else {
+                        None
+                    };
+                    for helm_bin in helms {
+                        let (code, out, err) = helm(
+                            helm_bin,
+                            &[
+                                "template",
+                                chart.to_str().unwrap(),
+                                "-f",
+                                file.to_str().unwrap(),
+                            ],
+                            scratch.path(),
+                        );
+                        match &native {
+                            Some(native) => {
+                                assert_eq!(
+                                    code,
+                                    0,
+                                    "{}: {} failed where shipshape rendered:\n{err}",
+                                    file.display(),
+                                    helm_bin.display()
+                                );
+                                assert_eq!(
+                                    parse_objects(&out),
+                                    parse_objects(native),
+                                    "{}: {} and shipshape render differ",
+                                    file.display(),
+                                    helm_bin.display()
+                                );
+                            }
+                            None => assert_ne!(
+                                code,
+                                0,
+                                "{}: shipshape refused the values but {} rendered them",
+                                file.display(),
+                                helm_bin.display()
+                            ),
+                        }
+                    }
+                    if schema_ok {
+                        checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    } else {
+                        refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let checked = checked.into_inner();
+    eprintln!(
+        "randomized: {checked} value sets rendered equal, {} refused by both",
+        refused.into_inner()
+    );
+    assert!(checked >= REQUIRED, "only {checked} of {SETS} random value sets were inside the schema; at least {REQUIRED} must render");
+}
+
+#[test]
+fn values_files_with_yaml_1_1_scalars_read_like_helm() {
+    let (name, spec_path) = examples().into_iter().next().unwrap();
+    let spec = load(&spec_path);
+    let scratch = Scratch::new(&format!("eq-yaml11-{name}"));
+    write_outputs(&spec, scratch.path());
+    let chart = scratch.path().join("chart");
+    let file = repo_root().join("tests/fixtures/values/yaml-1.1-scalars.yaml");
+    let user = parse_values_yaml(
+        &std::fs::read_to_string(&file).unwrap(),
+        "yaml-1.1-scalars.yaml",
+    )
+    .unwrap();
+    let values = resolve_values(
+        &spec,
+        None,
+        &[ValuesSource::File {
+            name: "f".into(),
+            values: user,
+        }],
+    );
+    check_values_schema(&values, &values_schema(&spec), "f").unwrap();
+    let native =
+        render_manifests(&spec, &build_objects(&spec), &values, &Release::default()).unwrap();
+    assert!(
+        native.contains("quoted-no\": \"no\""),
+        "quoted `no` stays a string"
+    );
+    for helm_bin in [helm3(), helm4()] {
+        let (code, out, err) = helm(
+            &helm_bin,
+            &[
+                "template",
+                chart.to_str().unwrap(),
+                "-f",
+                file.to_str().unwrap(),
+            ],
+            scratch.path(),
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            parse_objects(&out),
+            parse_objects(&native),
+            "{}",
+            helm_bin.display()
+        );
+        assert_eq!(out, native, "{}: the text differs too", helm_bin.display());
+    }
+}

@@ -1,0 +1,66 @@
+//! Golden files: the committed output of every example equals what generation
+//! produces now; the committed spec schema equals `shipshape schema`.
+
+use crate::support::*;
+use shipshape::commands::{output_drift, read_tree, write_tree_atomically};
+use shipshape::generate::generate_outputs;
+use shipshape::schema::spec_schema;
+use shipshape::spec::load_spec;
+
+#[test]
+fn golden_outputs_are_current() {
+    let update = update_golden();
+    for (name, spec_path) in examples() {
+        let spec = load_spec(&std::fs::read_to_string(&spec_path).unwrap(), &name).unwrap();
+        let fresh = generate_outputs(&spec).unwrap();
+        let dir = repo_root().join("golden").join(&name);
+        if update {
+            write_tree_atomically(&dir, &fresh).unwrap();
+            continue;
+        }
+        let committed = read_tree(&dir).unwrap();
+        let drift = output_drift(&committed, &fresh);
+        assert!(
+            drift.is_empty(),
+            "golden/{name} is stale (UPDATE_GOLDEN=1 cargo test to accept):\n{drift}"
+        );
+    }
+}
+
+#[test]
+fn committed_spec_schema_is_current() {
+    let path = repo_root().join("schemas/shipshape.schema.json");
+    let fresh = shipshape::chart::pretty_json(&spec_schema());
+    if update_golden() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &fresh).unwrap();
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(committed == fresh, "schemas/shipshape.schema.json is stale: run `shipshape schema > schemas/shipshape.schema.json`");
+}
+
+#[test]
+fn generation_is_deterministic() {
+    for (name, spec_path) in examples() {
+        let text = std::fs::read_to_string(&spec_path).unwrap();
+        let a = generate_outputs(&load_spec(&text, &name).unwrap()).unwrap();
+        let b = generate_outputs(&load_spec(&text, &name).unwrap()).unwrap();
+        assert_eq!(a, b);
+    }
+}
+
+#[test]
+fn example_specs_validate_against_the_committed_spec_schema() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("schemas/shipshape.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::draft7::new(&schema).expect("spec schema compiles");
+    for (name, spec_path) in examples() {
+        let doc: serde_json::Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(&spec_path).unwrap()).unwrap();
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}");
+    }
+}

@@ -1,0 +1,7 @@
+//! The one integration test binary. Modules by concern; shared helpers in `support`.
+
+mod cli;
+mod equivalence;
+mod fixtures;
+mod golden;
+mod support;

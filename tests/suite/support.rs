@@ -1,0 +1,158 @@
+//! Shared test helpers: locating external tools, running them, parsing manifests.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// An external tool the suite needs: from its environment variable (set by
+/// `scripts/test.sh`), else from `.tools/` where `scripts/install-test-tools.sh` puts
+/// it. A missing tool fails the test; nothing is skipped.
+pub fn tool(env_var: &str, fallback: &str) -> PathBuf {
+    if let Ok(p) = std::env::var(env_var) {
+        if !p.is_empty() {
+            return PathBuf::from(p);
+        }
+    }
+    let local = repo_root().join(fallback);
+    assert!(
+        local.exists(),
+        "external tool missing: set `{env_var}` or run `scripts/install-test-tools.sh` (expected `{}`); the suite never skips a test for a missing tool",
+        local.display()
+    );
+    local
+}
+
+pub fn helm3() -> PathBuf {
+    tool("SHIPSHAPE_HELM3", ".tools/bin/helm3")
+}
+
+pub fn helm4() -> PathBuf {
+    tool("SHIPSHAPE_HELM4", ".tools/bin/helm4")
+}
+
+pub fn kubernetes_validate() -> PathBuf {
+    tool(
+        "SHIPSHAPE_KUBERNETES_VALIDATE",
+        ".tools/venv/bin/kubernetes-validate",
+    )
+}
+
+/// Runs a program with arguments (never a shell) and returns (status, stdout, stderr).
+pub fn run(program: &Path, args: &[&str], envs: &[(&str, &Path)]) -> (i32, String, String) {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `{}`: {e}", program.display()));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A Helm invocation isolated from the user's Helm configuration.
+pub fn helm(helm: &Path, args: &[&str], scratch: &Path) -> (i32, String, String) {
+    let home = scratch.join("helm-home");
+    std::fs::create_dir_all(&home).expect("helm home");
+    run(
+        helm,
+        args,
+        &[
+            ("HOME", &home),
+            ("HELM_CACHE_HOME", &home.join("cache")),
+            ("HELM_CONFIG_HOME", &home.join("config")),
+            ("HELM_DATA_HOME", &home.join("data")),
+        ],
+    )
+}
+
+/// Parses a multi-document manifest stream into objects, sorted so that two
+/// renders of the same objects compare equal whatever their order. Comments
+/// (`# Source:`) and empty documents do not count.
+pub fn parse_objects(stream: &str) -> Vec<Value> {
+    let mut docs = Vec::new();
+    let mut current = String::new();
+    let mut flush = |text: &mut String| {
+        if text
+            .lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        {
+            let v: Value = serde_saphyr::from_str(text)
+                .unwrap_or_else(|e| panic!("rendered document does not parse: {e}\n{text}"));
+            docs.push(v);
+        }
+        text.clear();
+    };
+    for line in stream.lines() {
+        if line == "---" {
+            flush(&mut current);
+        } else {
+            current.push_str(line);
+            current.push('\n');
+        }
+    }
+    flush(&mut current);
+    docs.sort_by_key(|d| serde_json::to_string(d).unwrap_or_default());
+    docs
+}
+
+/// A fresh scratch directory under the target directory, removed on drop.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let dir = repo_root()
+            .join("target")
+            .join("test-scratch")
+            .join(format!("{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        Scratch(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::env::var_os("SHIPSHAPE_KEEP_SCRATCH").is_some() {
+            return;
+        }
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The example specs shipped with the project.
+pub fn examples() -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(repo_root().join("examples")).expect("examples/") {
+        let dir = entry.expect("entry").path();
+        let spec = dir.join("shipshape.yaml");
+        if spec.exists() {
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            out.push((name, spec));
+        }
+    }
+    out.sort();
+    assert!(!out.is_empty(), "no example under examples/");
+    out
+}
+
+/// Whether golden files may be rewritten (`UPDATE_GOLDEN=1`, never in CI).
+pub fn update_golden() -> bool {
+    let asked = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1");
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    assert!(!(asked && ci), "UPDATE_GOLDEN=1 is refused in CI");
+    asked
+}
