@@ -47,6 +47,10 @@ pub enum CommandError {
     ForeignOutput { path: String },
     #[error("render failed: {0}")]
     Render(#[from] crate::expr::EvalError),
+    #[error("{message}")]
+    BadArgument { message: String },
+    #[error("{message}\n  hint: {hint}")]
+    Tool { message: String, hint: String },
 }
 
 impl CommandError {
@@ -57,7 +61,9 @@ impl CommandError {
             | CommandError::Values(_)
             | CommandError::Read { .. }
             | CommandError::ForeignOutput { .. }
-            | CommandError::Render(_) => Exit::BadInput,
+            | CommandError::Render(_)
+            | CommandError::BadArgument { .. } => Exit::BadInput,
+            CommandError::Tool { .. } => Exit::ExternalTool,
             CommandError::Generate {
                 source: GenerateError::Template(_),
                 ..
@@ -247,7 +253,14 @@ pub fn check(spec_path: &Path, out: &Path) -> Result<Exit, CommandError> {
         println!("{} is up to date ({} files)", out.display(), fresh.len());
         Ok(Exit::Ok)
     } else {
+        // A committed file that is not a manifest stream still shows in the line diff.
+        let objects =
+            rendered_object_changes(&committed, &fresh, DiffFormat::Text).unwrap_or_default();
         let mut stdout = io::stdout().lock();
+        if !objects.is_empty() {
+            let _ = stdout
+                .write_all(format!("rendered objects that would change:\n{objects}\n").as_bytes());
+        }
         let _ = stdout.write_all(drift.as_bytes());
         eprintln!(
             "error: {} is out of date\n  hint: run `shipshape --spec {} generate --out {}` and commit the result",
@@ -299,4 +312,346 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
 pub fn schema() -> Result<Exit, CommandError> {
     print!("{}", crate::chart::pretty_json(&spec_schema()));
     Ok(Exit::Ok)
+}
+
+/// The KEDA `ScaledObject` schema kubeconform reads for the CRD, in its
+/// `{{ .ResourceKind }}{{ .KindSuffix }}.json` layout.
+const CRD_SCHEMAS: &[(&str, &str)] = &[(
+    "scaledobject-keda-v1alpha1.json",
+    include_str!("../schemas/crds/scaledobject-keda-v1alpha1.json"),
+)];
+
+/// Options of `shipshape validate`.
+pub struct ValidateOptions {
+    /// Kubernetes versions; empty: the spec's `kubernetesVersions`.
+    pub kube_versions: Vec<String>,
+    /// Extra schema locations, tried before the project's CRD schemas and the default.
+    pub schema_locations: Vec<String>,
+    /// kubeconform's path; `None`: found on `PATH`.
+    pub kubeconform: Option<PathBuf>,
+    /// How long one kubeconform run may take.
+    pub timeout: std::time::Duration,
+}
+
+/// Finds a program on `PATH`.
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// A folder under the system temp dir, removed on drop.
+struct TempFolder(PathBuf);
+
+impl TempFolder {
+    fn new(tag: &str) -> Result<TempFolder, CommandError> {
+        let dir = std::env::temp_dir().join(format!("shipshape-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).map_err(write_error(&dir))?;
+        Ok(TempFolder(dir))
+    }
+}
+
+impl Drop for TempFolder {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `shipshape validate`: renders every preset and runs kubeconform on them, once per
+/// Kubernetes version.
+pub fn validate(spec_path: &Path, options: &ValidateOptions) -> Result<Exit, CommandError> {
+    use crate::kubeconform::{
+        check_request, kubeconform_args, parse_kubeconform_output, KubeconformRequest, Outcome,
+        INSTALL_HINT, SCHEMA_LOCATION_HINT,
+    };
+    let spec = read_spec(spec_path)?;
+    let outputs = generate_for(&spec, spec_path)?;
+    let program = match &options.kubeconform {
+        Some(p) => p.clone(),
+        None => find_on_path("kubeconform").ok_or_else(|| CommandError::Tool {
+            message: "`kubeconform` is not on PATH".into(),
+            hint: INSTALL_HINT.into(),
+        })?,
+    };
+    let scratch = TempFolder::new("validate")?;
+    let crds = scratch.0.join("crds");
+    fs::create_dir_all(&crds).map_err(write_error(&crds))?;
+    for (name, text) in CRD_SCHEMAS {
+        fs::write(crds.join(name), text).map_err(write_error(&crds.join(name)))?;
+    }
+    let mut files = Vec::new();
+    for (rel, text) in outputs.iter().filter(|(k, _)| k.starts_with("rendered/")) {
+        let path = scratch.0.join(rel);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(write_error(dir))?;
+        }
+        fs::write(&path, text).map_err(write_error(&path))?;
+        files.push(path.display().to_string());
+    }
+    let versions = if options.kube_versions.is_empty() {
+        spec.kubernetes_versions.clone()
+    } else {
+        options.kube_versions.clone()
+    };
+    let mut locations = options.schema_locations.clone();
+    locations.push(format!(
+        "{}/{{{{ .ResourceKind }}}}{{{{ .KindSuffix }}}}.json",
+        crds.display()
+    ));
+    let mut worst = Exit::Ok;
+    for version in &versions {
+        let request = KubeconformRequest {
+            kubernetes_version: version.clone(),
+            schema_locations: locations.clone(),
+            files: files.clone(),
+        };
+        check_request(&request).map_err(|e| CommandError::BadArgument {
+            message: e.to_string(),
+        })?;
+        let args = kubeconform_args(&request);
+        let output =
+            crate::process::run_process(&program, &args, None, options.timeout).map_err(|e| {
+                CommandError::Tool {
+                    message: e.to_string(),
+                    hint: INSTALL_HINT.into(),
+                }
+            })?;
+        let report = parse_kubeconform_output(&output.stdout, &output.stderr, output.status)
+            .map_err(|e| CommandError::Tool {
+                message: format!("kubeconform {version}: {e}"),
+                hint: "run the same command by hand to see what kubeconform says".into(),
+            })?;
+        let prefix = scratch.0.display().to_string();
+        let text = report.to_string().replace(&format!("{prefix}/"), "");
+        match report.outcome {
+            Outcome::Valid => println!(
+                "kubernetes {version}: {} resources valid",
+                report.count(Outcome::Valid)
+            ),
+            Outcome::Invalid => {
+                print!("kubernetes {version}: invalid resources:\n{text}");
+                worst = Exit::Findings;
+            }
+            Outcome::NoResources => {
+                return Err(CommandError::Tool {
+                    message: format!("kubeconform {version} validated no resource"),
+                    hint: "check that the rendered files end in `.yaml`".into(),
+                })
+            }
+            Outcome::MissingSchema => {
+                return Err(CommandError::Tool {
+                    message: format!(
+                        "kubeconform {version} found no schema for: {}\n{text}",
+                        report.missing_schema_kinds().join(", ")
+                    ),
+                    hint: SCHEMA_LOCATION_HINT.into(),
+                })
+            }
+            Outcome::Error => {
+                return Err(CommandError::Tool {
+                    message: format!("kubeconform {version} could not check everything:\n{text}"),
+                    hint: "pass `--schema-location` with the Kubernetes schemas when offline"
+                        .into(),
+                })
+            }
+        }
+    }
+    Ok(worst)
+}
+
+/// The chart's files, as packaging takes them.
+fn chart_files(outputs: &OutputFiles) -> Vec<crate::package::ChartFile> {
+    outputs
+        .iter()
+        .filter_map(|(rel, text)| {
+            rel.strip_prefix("chart/")
+                .map(|p| crate::package::ChartFile {
+                    path: p.to_string(),
+                    bytes: text.as_bytes().to_vec(),
+                })
+        })
+        .collect()
+}
+
+fn packaged_chart(spec: &Spec, spec_path: &Path) -> Result<(Vec<u8>, u64), CommandError> {
+    let outputs = generate_for(spec, spec_path)?;
+    let epoch_var = std::env::var("SOURCE_DATE_EPOCH").ok();
+    let epoch = crate::package::source_date_epoch(epoch_var.as_deref()).map_err(|e| {
+        CommandError::BadArgument {
+            message: e.to_string(),
+        }
+    })?;
+    let bytes = crate::package::package_chart(&spec.chart.name, &chart_files(&outputs), epoch)
+        .map_err(|e| CommandError::BadArgument {
+            message: e.to_string(),
+        })?;
+    Ok((bytes, epoch))
+}
+
+/// `shipshape package`: writes `<name>-<version>.tgz`, byte-identical across runs.
+pub fn package(spec_path: &Path, out_dir: &Path) -> Result<Exit, CommandError> {
+    use sha2::Digest;
+    let spec = read_spec(spec_path)?;
+    let (bytes, _) = packaged_chart(&spec, spec_path)?;
+    fs::create_dir_all(out_dir).map_err(write_error(out_dir))?;
+    let path = out_dir.join(format!("{}-{}.tgz", spec.chart.name, spec.chart.version));
+    let staging = out_dir.join(format!(
+        ".{}.shipshape-new-{}",
+        spec.chart.name,
+        std::process::id()
+    ));
+    fs::write(&staging, &bytes).map_err(write_error(&staging))?;
+    fs::rename(&staging, &path).map_err(write_error(&path))?;
+    let digest = sha2::Sha256::digest(&bytes);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    println!("{}  sha256:{hex}", path.display());
+    Ok(Exit::Ok)
+}
+
+/// Options of `shipshape push`.
+pub struct PushOptions {
+    pub reference: String,
+    pub plain_http: bool,
+    pub username: Option<String>,
+    pub password_stdin: bool,
+    pub timeout: std::time::Duration,
+}
+
+/// `shipshape push`: packages the chart and pushes it as a Helm OCI artifact.
+pub fn push(spec_path: &Path, options: &PushOptions) -> Result<Exit, CommandError> {
+    use crate::oci::{
+        credentials_from_docker_config, helm_chart_artifact, parse_oci_reference, push_chart,
+        rfc3339_utc, Credentials,
+    };
+    use std::io::Read;
+    let reference =
+        parse_oci_reference(&options.reference).map_err(|e| CommandError::BadArgument {
+            message: e.to_string(),
+        })?;
+    let credentials = match (&options.username, options.password_stdin) {
+        (Some(username), true) => {
+            let mut password = String::new();
+            io::stdin()
+                .read_to_string(&mut password)
+                .map_err(|source| CommandError::Read {
+                    path: "standard input".into(),
+                    source,
+                })?;
+            Some(Credentials {
+                username: username.clone(),
+                password: password.trim_end_matches(['\r', '\n']).to_string(),
+            })
+        }
+        (Some(_), false) | (None, true) => {
+            return Err(CommandError::BadArgument {
+                message: "`--username` and `--password-stdin` go together".into(),
+            })
+        }
+        (None, false) => docker_config_text()
+            .and_then(|text| credentials_from_docker_config(&text, &reference.host)),
+    };
+    let spec = read_spec(spec_path)?;
+    let (bytes, epoch) = packaged_chart(&spec, spec_path)?;
+    let chart_yaml = generate_for(&spec, spec_path)?
+        .remove("chart/Chart.yaml")
+        .unwrap_or_default();
+    let artifact = helm_chart_artifact(&chart_yaml, &bytes, &rfc3339_utc(epoch)).map_err(|e| {
+        CommandError::BadArgument {
+            message: e.to_string(),
+        }
+    })?;
+    let outcome = push_chart(
+        &reference,
+        &artifact,
+        credentials.as_ref(),
+        options.plain_http,
+        options.timeout,
+    )
+    .map_err(|e| CommandError::Tool {
+        message: e.to_string(),
+        hint: "check the registry address, `--plain-http` and the credentials".into(),
+    })?;
+    println!(
+        "pushed {}\ndigest: {}",
+        outcome.reference, outcome.manifest_digest
+    );
+    Ok(Exit::Ok)
+}
+
+/// The Docker config file (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`).
+fn docker_config_text() -> Option<String> {
+    let path = match std::env::var_os("DOCKER_CONFIG") {
+        Some(dir) => PathBuf::from(dir).join("config.json"),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".docker/config.json"),
+    };
+    fs::read_to_string(path).ok()
+}
+
+/// How `diff` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffFormat {
+    Text,
+    Markdown,
+}
+
+/// The object-aware changes between two output trees' renders, per preset;
+/// empty when no rendered object differs.
+pub fn rendered_object_changes(
+    committed: &OutputFiles,
+    fresh: &OutputFiles,
+    format: DiffFormat,
+) -> Result<String, CommandError> {
+    use crate::objdiff::{diff_manifests, format_markdown, format_text};
+    let presets: std::collections::BTreeSet<&String> = committed
+        .keys()
+        .chain(fresh.keys())
+        .filter(|k| k.starts_with("rendered/"))
+        .collect();
+    let mut report = String::new();
+    for path in presets {
+        let old = committed.get(path).map(String::as_str).unwrap_or("");
+        let new = fresh.get(path).map(String::as_str).unwrap_or("");
+        let changes = diff_manifests(old, new).map_err(|e| CommandError::BadArgument {
+            message: format!("{path}: {e}"),
+        })?;
+        if changes.is_empty() {
+            continue;
+        }
+        let preset = path
+            .trim_start_matches("rendered/")
+            .trim_end_matches(".yaml");
+        match format {
+            DiffFormat::Text => {
+                report.push_str(&format!("preset `{preset}`:\n{}", format_text(&changes)))
+            }
+            DiffFormat::Markdown => report.push_str(&format_markdown(&changes).replacen(
+                "### Rendered object changes",
+                &format!("### Rendered object changes: preset `{preset}`"),
+                1,
+            )),
+        }
+    }
+    Ok(report)
+}
+
+/// `shipshape diff`: what the rendered objects of every preset would change, against a
+/// committed output folder.
+pub fn diff(spec_path: &Path, against: &Path, format: DiffFormat) -> Result<Exit, CommandError> {
+    let spec = read_spec(spec_path)?;
+    let fresh = generate_for(&spec, spec_path)?;
+    let committed = read_tree(against)?;
+    let report = rendered_object_changes(&committed, &fresh, format)?;
+    if report.is_empty() {
+        match format {
+            DiffFormat::Text => println!("no object changes"),
+            DiffFormat::Markdown => println!("### Rendered object changes\n\nNo object changes."),
+        }
+        Ok(Exit::Ok)
+    } else {
+        print!("{report}");
+        Ok(Exit::Findings)
+    }
 }

@@ -388,7 +388,15 @@ fn lookup_like_go(values: &Value, path: &ValuePath) -> Result<Value, String> {
         match current {
             Value::Object(map) => match map.get(segment) {
                 Some(next) => current = next,
-                None => return Ok(Value::Null),
+                // A missing last key is nil; a missing key in the middle makes the next
+                // field access fail, as in Go.
+                None if i + 1 == path.0.len() => return Ok(Value::Null),
+                None => {
+                    return Err(format!(
+                        "nil pointer evaluating `{}`",
+                        ValuePath(path.0[..=i + 1].to_vec())
+                    ))
+                }
             },
             Value::Null => {
                 return Err(format!(

@@ -65,6 +65,71 @@ enum Command {
     },
     /// Print the JSON schema of `shipshape.yaml`.
     Schema,
+    /// Render every preset and validate it with kubeconform (`-strict`), once per
+    /// Kubernetes version; the project's CRD schemas (KEDA `ScaledObject`) are added
+    /// as a schema location. Exit 1 on invalid manifests, 3 when kubeconform is missing,
+    /// hangs, finds no schema or fails.
+    Validate {
+        /// Kubernetes version to check (repeatable) [default: the spec's
+        /// `kubernetesVersions`, else 1.28.0 and 1.31.0].
+        #[arg(long = "kube-version")]
+        kube_versions: Vec<String>,
+        /// Extra kubeconform schema location (repeatable), tried first.
+        #[arg(long = "schema-location")]
+        schema_locations: Vec<String>,
+        /// The kubeconform binary [default: `kubeconform` on PATH].
+        #[arg(long)]
+        kubeconform: Option<PathBuf>,
+        /// Seconds one kubeconform run may take before it is killed.
+        #[arg(long, default_value_t = 120)]
+        timeout_seconds: u64,
+    },
+    /// Object-aware diff of every preset's rendered objects against an output folder:
+    /// per object added, removed, or changed with each changed path and its old and new
+    /// value. Exit 1 when anything changes.
+    Diff {
+        /// The committed output folder [default: `generated/` beside the spec].
+        #[arg(long)]
+        against: Option<PathBuf>,
+        /// `text`, or `markdown` for a pull-request comment.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Write the chart as `<name>-<version>.tgz`: sorted entries, fixed modes and owners,
+    /// mtime from `SOURCE_DATE_EPOCH` (else 1980-01-01), gzip without a timestamp, so the
+    /// bytes are the same on every machine.
+    Package {
+        /// Output folder.
+        #[arg(long, short = 'o', default_value = ".")]
+        out: PathBuf,
+    },
+    /// Package the chart and push it as a Helm OCI artifact to `oci://HOST[:PORT]/NAMESPACE`
+    /// (the repository is `NAMESPACE/<chart name>`, the tag the chart version with `+`
+    /// as `_`). Credentials: `--username` with `--password-stdin`, else the Docker config
+    /// file (`$DOCKER_CONFIG/config.json` or `~/.docker/config.json`).
+    Push {
+        /// `oci://HOST[:PORT]/NAMESPACE`.
+        reference: String,
+        /// Talk HTTP instead of HTTPS (a registry on loopback).
+        #[arg(long)]
+        plain_http: bool,
+        /// Registry user name.
+        #[arg(long)]
+        username: Option<String>,
+        /// Read the password from standard input.
+        #[arg(long)]
+        password_stdin: bool,
+        /// Seconds each registry request may take.
+        #[arg(long, default_value_t = 60)]
+        timeout_seconds: u64,
+    },
+}
+
+/// Output formats of `diff`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Format {
+    Text,
+    Markdown,
 }
 
 fn main() -> ExitCode {
@@ -95,6 +160,48 @@ fn main() -> ExitCode {
             },
         ),
         Command::Schema => commands::schema(),
+        Command::Validate {
+            ref kube_versions,
+            ref schema_locations,
+            ref kubeconform,
+            timeout_seconds,
+        } => commands::validate(
+            &cli.spec,
+            &commands::ValidateOptions {
+                kube_versions: kube_versions.clone(),
+                schema_locations: schema_locations.clone(),
+                kubeconform: kubeconform.clone(),
+                timeout: std::time::Duration::from_secs(timeout_seconds),
+            },
+        ),
+        Command::Diff {
+            ref against,
+            format,
+        } => commands::diff(
+            &cli.spec,
+            &out_or_default(against.clone()),
+            match format {
+                Format::Text => commands::DiffFormat::Text,
+                Format::Markdown => commands::DiffFormat::Markdown,
+            },
+        ),
+        Command::Package { ref out } => commands::package(&cli.spec, out),
+        Command::Push {
+            ref reference,
+            plain_http,
+            ref username,
+            password_stdin,
+            timeout_seconds,
+        } => commands::push(
+            &cli.spec,
+            &commands::PushOptions {
+                reference: reference.clone(),
+                plain_http,
+                username: username.clone(),
+                password_stdin,
+                timeout: std::time::Duration::from_secs(timeout_seconds),
+            },
+        ),
     };
     match result {
         Ok(exit) => ExitCode::from(exit as u8),

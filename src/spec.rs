@@ -37,10 +37,17 @@ pub struct Spec {
     pub config: Map<String, Value>,
     /// The workloads, grouped by class, each named.
     pub workloads: Workloads,
+    /// Kubernetes versions `shipshape validate` checks every preset against.
+    #[serde(default = "default_kubernetes_versions")]
+    pub kubernetes_versions: Vec<String>,
     /// Named values overlays: each becomes `values-<name>.yaml` in the chart and is
     /// rendered into the golden files.
     #[serde(default)]
     pub presets: BTreeMap<String, Map<String, Value>>,
+}
+
+fn default_kubernetes_versions() -> Vec<String> {
+    vec!["1.28.0".into(), "1.31.0".into()]
 }
 
 /// `Chart.yaml` fields.

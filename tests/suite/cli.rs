@@ -149,3 +149,259 @@ fn schema_command_prints_the_committed_schema() {
         std::fs::read_to_string(repo_root().join("schemas/shipshape.schema.json")).unwrap()
     );
 }
+
+/// A stand-in for kubeconform that replays one of the real recordings in
+/// `../shared/fixtures/kubeconform/outputs` (kubeconform cannot be installed here).
+fn replaying_kubeconform(dir: &Path, recording: &str) -> std::path::PathBuf {
+    let outputs = repo_root().join("../shared/fixtures/kubeconform/outputs");
+    let out = outputs.join(format!("{recording}.out"));
+    let rc = std::fs::read_to_string(outputs.join(format!("{recording}.rc"))).unwrap();
+    let script = dir.join(format!("kubeconform-{recording}"));
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> \"{}\"\ncat \"{}\"\nexit {}\n",
+            dir.join("args.log").display(),
+            out.display(),
+            rc.trim()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+#[test]
+fn validate_reports_by_kubeconform_outcome_and_exit_code() {
+    let scratch = Scratch::new("cli-validate");
+    let spec = example_spec();
+    let valid = replaying_kubeconform(scratch.path(), "valid-verbose-json");
+    let (code, out, err) = shipshape(&[
+        "--spec",
+        &spec,
+        "validate",
+        "--kubeconform",
+        valid.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("kubernetes 1.28.0:") && out.contains("kubernetes 1.31.0:"),
+        "{out}"
+    );
+    let args = std::fs::read_to_string(scratch.path().join("args.log")).unwrap();
+    assert!(
+        args.contains("-strict -summary -verbose -output json -kubernetes-version 1.28.0"),
+        "{args}"
+    );
+    assert!(
+        args.contains("scaledobject") || args.contains("{{ .ResourceKind }}{{ .KindSuffix }}.json"),
+        "{args}"
+    );
+    assert!(
+        args.contains("-schema-location default --") && !args.contains("ignore-missing"),
+        "{args}"
+    );
+    assert!(args.contains("rendered/all-pools.yaml"), "{args}");
+
+    let invalid = replaying_kubeconform(scratch.path(), "invalid-verbose-json");
+    let (code, out, _) = shipshape(&[
+        "--spec",
+        &spec,
+        "validate",
+        "--kubeconform",
+        invalid.to_str().unwrap(),
+        "--kube-version",
+        "1.31.0",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("invalid"), "{out}");
+
+    let missing = replaying_kubeconform(scratch.path(), "crd-missing-schema-json");
+    let (code, _, err) = shipshape(&[
+        "--spec",
+        &spec,
+        "validate",
+        "--kubeconform",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("no schema for: ScaledObject"), "{err}");
+
+    let (code, _, err) = shipshape(&[
+        "--spec",
+        &spec,
+        "validate",
+        "--kubeconform",
+        "/nonexistent/kubeconform",
+    ]);
+    assert_eq!(code, 3);
+    assert!(err.contains("--kubeconform PATH"), "{err}");
+}
+
+#[test]
+fn validate_kills_a_hanging_kubeconform() {
+    let scratch = Scratch::new("cli-validate-hang");
+    let script = scratch.path().join("kubeconform");
+    std::fs::write(&script, "#!/bin/sh\nexec sleep 30\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let started = std::time::Instant::now();
+    let (code, _, err) = shipshape(&[
+        "--spec",
+        &example_spec(),
+        "validate",
+        "--kubeconform",
+        script.to_str().unwrap(),
+        "--timeout-seconds",
+        "1",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(err.contains("timed out") || err.contains("time"), "{err}");
+}
+
+#[test]
+fn package_is_reproducible_and_helm_3_and_4_accept_it() {
+    let scratch = Scratch::new("cli-package");
+    let spec = example_spec();
+    let a = scratch.path().join("a");
+    let b = scratch.path().join("b");
+    let bin = Path::new(env!("CARGO_BIN_EXE_shipshape"));
+    let (code, out_a, err) = run(
+        bin,
+        &["--spec", &spec, "package", "-o", a.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let tz = std::path::PathBuf::from("Asia/Tokyo");
+    let (code, out_b, err) = run(
+        bin,
+        &["--spec", &spec, "package", "-o", b.to_str().unwrap()],
+        &[("TZ", &tz)],
+    );
+    assert_eq!(code, 0, "{err}");
+    let tgz_a = std::fs::read(a.join("agent-platform-0.1.0.tgz")).unwrap();
+    let tgz_b = std::fs::read(b.join("agent-platform-0.1.0.tgz")).unwrap();
+    assert_eq!(tgz_a, tgz_b, "package bytes differ across runs/time zones");
+    assert_eq!(
+        out_a.split_whitespace().nth(1),
+        out_b.split_whitespace().nth(1),
+        "sha256 printed"
+    );
+    let epoch = std::path::PathBuf::from("1700000000");
+    let c = scratch.path().join("c");
+    let (code, _, err) = run(
+        bin,
+        &["--spec", &spec, "package", "-o", c.to_str().unwrap()],
+        &[("SOURCE_DATE_EPOCH", &epoch)],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(
+        std::fs::read(c.join("agent-platform-0.1.0.tgz")).unwrap(),
+        tgz_a,
+        "SOURCE_DATE_EPOCH is the mtime"
+    );
+    let tgz = a.join("agent-platform-0.1.0.tgz");
+    let tgz = tgz.to_str().unwrap();
+    for helm_bin in [helm3(), helm4()] {
+        let (code, out, err) = helm(&helm_bin, &["lint", "--strict", tgz], scratch.path());
+        assert_eq!(code, 0, "{out}{err}");
+        let (code, out, err) = helm(&helm_bin, &["template", tgz], scratch.path());
+        assert_eq!(code, 0, "{err}");
+        let golden = std::fs::read_to_string(
+            repo_root().join("golden/agent-platform/rendered/default.yaml"),
+        )
+        .unwrap();
+        assert_eq!(parse_objects(&out), parse_objects(&golden));
+        let (code, out, err) = helm(&helm_bin, &["show", "chart", tgz], scratch.path());
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("name: agent-platform") && out.contains("version: 0.1.0"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn diff_lists_changed_objects_in_text_and_markdown() {
+    let scratch = Scratch::new("cli-diff");
+    let spec = example_spec();
+    let out = scratch.path().join("out");
+    let (code, _, err) = shipshape(&["--spec", &spec, "generate", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, text, _) = shipshape(&["--spec", &spec, "diff", "--against", out.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(text.contains("no object changes"), "{text}");
+    let changed = scratch.path().join("shipshape.yaml");
+    let edited = std::fs::read_to_string(&spec).unwrap().replacen(
+        "      port: 8080\n",
+        "      port: 8080\n      replicaCount: 3\n",
+        1,
+    );
+    std::fs::write(&changed, edited).unwrap();
+    let (code, text, err) = shipshape(&[
+        "--spec",
+        changed.to_str().unwrap(),
+        "diff",
+        "--against",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        text.contains("preset `default`")
+            && text.contains("Deployment/release-name-api")
+            && text.contains("spec.replicas: 1 -> 3"),
+        "{text}"
+    );
+    let (code, md, _) = shipshape(&[
+        "--spec",
+        changed.to_str().unwrap(),
+        "diff",
+        "--against",
+        out.to_str().unwrap(),
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        md.contains("### Rendered object changes: preset `default`")
+            && md.contains("| `spec.replicas` | `1` | `3` |"),
+        "{md}"
+    );
+    let (code, stdout, _) = shipshape(&[
+        "--spec",
+        changed.to_str().unwrap(),
+        "check",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.starts_with("rendered objects that would change:"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn make_charts_workflow_runs_the_example() {
+    let scratch = Scratch::new("cli-make");
+    let out = scratch.path().join("out");
+    let kubeconform = replaying_kubeconform(scratch.path(), "valid-verbose-json");
+    let make = Path::new("/usr/bin/make");
+    let dir = repo_root().join("examples/agent-platform");
+    let vars = [
+        format!("SHIPSHAPE={}", env!("CARGO_BIN_EXE_shipshape")),
+        format!("OUT={}", out.display()),
+        format!("VALIDATE_FLAGS=--kubeconform {}", kubeconform.display()),
+    ];
+    let mut args = vec!["-C", dir.to_str().unwrap(), "charts", "charts-check"];
+    args.extend(vars.iter().map(String::as_str));
+    let (code, stdout, stderr) = run(make, &args, &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(out.join("chart/Chart.yaml").exists());
+    assert!(
+        stdout.contains("is up to date") && stdout.contains("kubernetes 1.31.0:"),
+        "{stdout}"
+    );
+}

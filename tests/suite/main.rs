@@ -4,4 +4,5 @@ mod cli;
 mod equivalence;
 mod fixtures;
 mod golden;
+mod registry;
 mod support;
