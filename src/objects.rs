@@ -175,6 +175,15 @@ fn config_map() -> Document {
     }
 }
 
+/// The annotations of a `pre-install,pre-upgrade` hook.
+fn hook_annotations(weight: &str, delete_policy: &str) -> Node {
+    Node::map(vec![
+        ("helm.sh/hook", Node::text("pre-install,pre-upgrade")),
+        ("helm.sh/hook-weight", Node::text(weight)),
+        ("helm.sh/hook-delete-policy", Node::text(delete_policy)),
+    ])
+}
+
 /// A copy of the configuration for a hook Job: hooks run before the release's own
 /// ConfigMap exists on first install.
 fn hook_config_map(w: &Workload<'_>) -> Document {
@@ -189,14 +198,7 @@ fn hook_config_map(w: &Workload<'_>) -> Document {
                 metadata(w.object_name(), Some(w.name))
                     .entry(
                         "annotations",
-                        Node::map(vec![
-                            ("helm.sh/hook", Node::text("pre-install,pre-upgrade")),
-                            ("helm.sh/hook-weight", Node::text("-10")),
-                            (
-                                "helm.sh/hook-delete-policy",
-                                Node::text("before-hook-creation"),
-                            ),
-                        ]),
+                        hook_annotations("-10", "before-hook-creation"),
                     )
                     .build(),
             )
@@ -522,14 +524,7 @@ fn migrate_job(w: &Workload<'_>) -> Document {
                 metadata(w.object_name(), Some(w.name))
                     .entry(
                         "annotations",
-                        Node::map(vec![
-                            ("helm.sh/hook", Node::text("pre-install,pre-upgrade")),
-                            ("helm.sh/hook-weight", Node::text("-5")),
-                            (
-                                "helm.sh/hook-delete-policy",
-                                Node::text("before-hook-creation,hook-succeeded"),
-                            ),
-                        ]),
+                        hook_annotations("-5", "before-hook-creation,hook-succeeded"),
                     )
                     .build(),
             )
