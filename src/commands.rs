@@ -99,11 +99,16 @@ pub fn default_out_dir(spec_path: &Path) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("generated"))
 }
 
+/// Generates in memory, printing warning-level findings to standard error.
 fn generate_for(spec: &Spec, spec_path: &Path) -> Result<OutputFiles, CommandError> {
-    generate_outputs(spec).map_err(|source| CommandError::Generate {
+    let generated = generate_outputs(spec).map_err(|source| CommandError::Generate {
         file: spec_path.display().to_string(),
         source,
-    })
+    })?;
+    if !generated.warnings.is_empty() {
+        eprintln!("{}", crate::generate::format_findings(&generated.warnings));
+    }
+    Ok(generated.files)
 }
 
 /// `shipshape generate`: writes the chart and the renders, atomically.
@@ -295,10 +300,14 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     let all = presets(&spec);
     let overlay = match &options.preset {
         None => None,
-        Some(name) => Some(all.get(name).ok_or_else(|| ValuesError::UnknownPreset {
-            name: name.clone(),
-            known: all.keys().cloned().collect(),
-        })?),
+        Some(name) => Some(
+            &all.get(name)
+                .ok_or_else(|| ValuesError::UnknownPreset {
+                    name: name.clone(),
+                    known: all.keys().cloned().collect(),
+                })?
+                .values,
+        ),
     };
     let values = resolve_values(&spec, overlay, &sources);
     check_values_schema(&values, &values_schema(&spec), "values")?;

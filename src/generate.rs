@@ -5,12 +5,14 @@
 
 use crate::chart::{build_chart, ChartInputs, TemplateError};
 use crate::expr::EvalError;
+use crate::guards::{check_guards, Finding, Severity};
 use crate::objects::build_objects;
+use crate::presets::{all_presets, Preset};
 use crate::render::{render_manifests, Release};
 use crate::schema::values_schema;
 use crate::spec::Spec;
 use crate::values::{check_values_schema, default_values, resolve_values, ValuesError};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Output files by path relative to the output folder.
@@ -25,6 +27,13 @@ pub enum GenerateError {
     /// A preset's values break the values schema.
     #[error(transparent)]
     Values(#[from] ValuesError),
+    /// Guards refused presets.
+    #[error(
+        "guards refused {} preset(s):\n{}",
+        count_presets(findings),
+        format_findings(findings)
+    )]
+    Guards { findings: Vec<(String, Finding)> },
     /// A preset's values cannot be rendered.
     #[error("preset `{preset}`: {source}")]
     Render { preset: String, source: EvalError },
@@ -33,9 +42,32 @@ pub enum GenerateError {
     Template(#[from] TemplateError),
 }
 
-/// The presets of a spec, by name.
-pub fn presets(spec: &Spec) -> BTreeMap<String, Map<String, Value>> {
-    spec.presets.clone()
+fn count_presets(findings: &[(String, Finding)]) -> usize {
+    let names: std::collections::BTreeSet<&String> = findings.iter().map(|(p, _)| p).collect();
+    names.len()
+}
+
+/// Findings, one block each, labelled with their preset.
+pub fn format_findings(findings: &[(String, Finding)]) -> String {
+    findings
+        .iter()
+        .map(|(preset, f)| format!("preset `{preset}`: {f}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Everything generation produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    /// Output files by path.
+    pub files: OutputFiles,
+    /// Warning-level findings, by preset.
+    pub warnings: Vec<(String, Finding)>,
+}
+
+/// The presets of a spec (built-in and its own), by name.
+pub fn presets(spec: &Spec) -> BTreeMap<String, Preset> {
+    all_presets(spec)
 }
 
 /// Resolves the values of one preset (`None`: the chart's defaults) over the spec.
@@ -43,17 +75,21 @@ pub fn preset_values(spec: &Spec, preset: Option<&str>) -> Result<Value, ValuesE
     let all = presets(spec);
     let overlay = match preset {
         None => None,
-        Some(name) => Some(all.get(name).ok_or_else(|| ValuesError::UnknownPreset {
-            name: name.to_string(),
-            known: all.keys().cloned().collect(),
-        })?),
+        Some(name) => Some(
+            &all.get(name)
+                .ok_or_else(|| ValuesError::UnknownPreset {
+                    name: name.to_string(),
+                    known: all.keys().cloned().collect(),
+                })?
+                .values,
+        ),
     };
     Ok(resolve_values(spec, overlay, &[]))
 }
 
 /// Generates the chart (under `chart/`) and the render of the defaults and of every
 /// preset (under `rendered/`).
-pub fn generate_outputs(spec: &Spec) -> Result<OutputFiles, GenerateError> {
+pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
     let docs = build_objects(spec);
     let defaults = default_values(spec);
     let schema = values_schema(spec);
@@ -70,12 +106,18 @@ pub fn generate_outputs(spec: &Spec) -> Result<OutputFiles, GenerateError> {
         out.insert(format!("chart/{path}"), text);
     }
     let release = Release::default();
+    let mut findings: Vec<(String, Finding)> = Vec::new();
     let mut names: Vec<Option<&str>> = vec![None];
     names.extend(presets.keys().map(|k| Some(k.as_str())));
     for name in names {
         let label = name.unwrap_or(DEFAULT_PRESET);
         let values = preset_values(spec, name)?;
         check_values_schema(&values, &schema, &format!("preset `{label}`"))?;
+        findings.extend(
+            check_guards(spec, &values)
+                .into_iter()
+                .map(|f| (label.to_string(), f)),
+        );
         let text = render_manifests(spec, &docs, &values, &release).map_err(|source| {
             GenerateError::Render {
                 preset: label.to_string(),
@@ -84,5 +126,14 @@ pub fn generate_outputs(spec: &Spec) -> Result<OutputFiles, GenerateError> {
         })?;
         out.insert(format!("rendered/{label}.yaml"), text);
     }
-    Ok(out)
+    let (errors, warnings): (Vec<_>, Vec<_>) = findings
+        .into_iter()
+        .partition(|(_, f)| f.severity == Severity::Error);
+    if !errors.is_empty() {
+        return Err(GenerateError::Guards { findings: errors });
+    }
+    Ok(Generated {
+        files: out,
+        warnings,
+    })
 }

@@ -170,6 +170,114 @@ impl Default for NetworkPolicyValues {
     }
 }
 
+/// The Prometheus series of HTTP requests a pod is serving (Spring Boot's, dominated by
+/// open SSE chat streams): the in-flight signal both autoscalers scale on. Pinned by a
+/// test, as the seed pins it against a Micrometer or Boot upgrade.
+pub const IN_FLIGHT_METRIC: &str = "http_server_requests_active_seconds_count";
+
+/// How fast the autoscaler may remove pods.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScaleDown {
+    /// Seconds of lower load before scale-in starts.
+    #[schemars(range(min = 0, max = 3600))]
+    pub stabilization_window_seconds: u32,
+    /// Pods removed per period at most.
+    #[schemars(range(min = 1))]
+    pub pods: u32,
+    /// The period, in seconds. A removed pod cuts its open streams after the drain window,
+    /// so a period shorter than `drainSeconds` is warned about.
+    #[schemars(range(min = 1, max = 1800))]
+    pub period_seconds: u32,
+}
+
+impl Default for ScaleDown {
+    fn default() -> Self {
+        ScaleDown {
+            stabilization_window_seconds: 600,
+            pods: 1,
+            period_seconds: 300,
+        }
+    }
+}
+
+/// The HorizontalPodAutoscaler of the api.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Autoscaling {
+    /// Render the HPA (the Deployment then has no `replicas`).
+    pub enabled: bool,
+    /// Fewest pods.
+    #[schemars(range(min = 1))]
+    pub min_replicas: u32,
+    /// Most pods; the capacity budgets count this many.
+    #[schemars(range(min = 1))]
+    pub max_replicas: u32,
+    /// Average CPU utilization the HPA aims at, in percent of requests.
+    #[schemars(range(min = 1, max = 100))]
+    #[serde(rename = "targetCPUUtilizationPercentage")]
+    pub target_cpu_utilization_percentage: u32,
+    /// Requests in flight per pod the HPA aims at (the `http_server_requests_active_seconds_count`
+    /// Pods metric, served by a custom metrics adapter).
+    pub in_flight_requests_per_pod: Quantity,
+    /// More HPA metrics (`autoscaling/v2` `MetricSpec` objects), appended.
+    #[serde(default)]
+    pub extra_metrics: Vec<Map<String, Value>>,
+    /// Scale-in policy, shared by the HPA and the KEDA ScaledObject.
+    #[serde(default)]
+    pub scale_down: ScaleDown,
+}
+
+impl Default for Autoscaling {
+    fn default() -> Self {
+        Autoscaling {
+            enabled: false,
+            min_replicas: 2,
+            max_replicas: 6,
+            target_cpu_utilization_percentage: 70,
+            in_flight_requests_per_pod: Quantity::Text("20".into()),
+            extra_metrics: Vec::new(),
+            scale_down: ScaleDown::default(),
+        }
+    }
+}
+
+/// The KEDA ScaledObject of the api (needs KEDA in the cluster).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct KedaValues {
+    /// Render the ScaledObject instead of an HPA.
+    pub enabled: bool,
+    /// Fewest pods.
+    #[schemars(range(min = 1))]
+    pub min_replicas: u32,
+    /// Most pods; the capacity budgets count this many.
+    #[schemars(range(min = 1))]
+    pub max_replicas: u32,
+    /// Prometheus server KEDA queries.
+    #[schemars(length(min = 1))]
+    pub server_address: String,
+    /// Requests in flight per pod to aim at.
+    #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?$"))]
+    pub threshold: String,
+    /// Seconds between KEDA's checks.
+    #[schemars(range(min = 1))]
+    pub polling_interval: u32,
+}
+
+impl Default for KedaValues {
+    fn default() -> Self {
+        KedaValues {
+            enabled: false,
+            min_replicas: 2,
+            max_replicas: 6,
+            server_address: "http://prometheus.monitoring.svc:9090".into(),
+            threshold: "20".into(),
+            polling_interval: 30,
+        }
+    }
+}
+
 /// Declares a struct for one workload class: the fields every pod-running workload
 /// has, followed by the class's own fields. (`serde(flatten)` cannot be combined with
 /// `deny_unknown_fields`, which the spec needs for its "did you mean" errors.)
@@ -265,10 +373,18 @@ workload_values! {
         /// the process is told to stop.
         #[schemars(range(min = 0))]
         pub drain_seconds: u32 = 30,
-        /// Seconds Kubernetes waits for a pod to stop: the drain window plus the time the
-        /// process needs to shut down.
+        /// Seconds the process needs to shut down once the drain window is over.
+        #[schemars(range(min = 0))]
+        pub shutdown_seconds: u32 = 30,
+        /// Seconds Kubernetes waits for a pod to stop: at least `drainSeconds` +
+        /// `shutdownSeconds`, or open streams are cut.
         #[schemars(range(min = 0))]
         pub termination_grace_period_seconds: u32 = 60,
+        /// A HorizontalPodAutoscaler on CPU and on requests in flight per pod.
+        pub autoscaling: Autoscaling = Autoscaling::default(),
+        /// A KEDA `ScaledObject` on requests in flight (the opt-in alternative to the HPA;
+        /// never both).
+        pub keda: KedaValues = KedaValues::default(),
         /// Readiness probe (Kubernetes `Probe`).
         pub readiness_probe: Map<String, Value> = http_probe("/health/readiness"),
         /// Liveness probe (Kubernetes `Probe`).

@@ -23,6 +23,8 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
                 docs.push(service(&w));
                 docs.push(disruption_budget(&w));
                 docs.push(network_policy(&w));
+                docs.push(autoscaler(&w));
+                docs.push(scaled_object(&w));
             }
             WorkloadClass::Jobs | WorkloadClass::Pool | WorkloadClass::Worker => {
                 docs.push(deployment(&w));
@@ -383,7 +385,11 @@ fn deployment(w: &Workload<'_>) -> Document {
             .entry(
                 "spec",
                 MapBuilder::new()
-                    .entry("replicas", Node::value(&w.value("replicaCount")))
+                    .entry_when(
+                        "replicas",
+                        Node::value(&w.value("replicaCount")),
+                        Expr::Not(Box::new(autoscaled(w))),
+                    )
                     .entry(
                         "selector",
                         Node::map(vec![("matchLabels", selector_labels(Some(w.name)).build())]),
@@ -537,6 +543,181 @@ fn migrate_job(w: &Workload<'_>) -> Document {
                         Node::value(&w.value("activeDeadlineSeconds")),
                     ),
                     ("template", pod_template(w)),
+                ]),
+            )
+            .build(),
+    }
+}
+
+/// Whether an autoscaler owns the workload's replica count (only the api class has one).
+fn autoscaled(w: &Workload<'_>) -> Expr {
+    if w.class == WorkloadClass::Api {
+        Expr::Or(vec![
+            val(&w.value("autoscaling").child("enabled")),
+            val(&w.value("keda").child("enabled")),
+        ])
+    } else {
+        lit(false)
+    }
+}
+
+/// The slow scale-in policy both autoscalers share.
+fn scale_down_behavior(w: &Workload<'_>) -> Node {
+    let down = w.value("autoscaling").child("scaleDown");
+    Node::map(vec![(
+        "scaleDown",
+        Node::map(vec![
+            (
+                "stabilizationWindowSeconds",
+                Node::value(&down.child("stabilizationWindowSeconds")),
+            ),
+            (
+                "policies",
+                Node::list(vec![Node::map(vec![
+                    ("type", Node::text("Pods")),
+                    ("value", Node::value(&down.child("pods"))),
+                    ("periodSeconds", Node::value(&down.child("periodSeconds"))),
+                ])]),
+            ),
+        ]),
+    )])
+}
+
+fn scale_target(w: &Workload<'_>) -> Node {
+    Node::map(vec![
+        ("apiVersion", Node::text("apps/v1")),
+        ("kind", Node::text("Deployment")),
+        ("name", Node::Leaf(w.object_name())),
+    ])
+}
+
+fn autoscaler(w: &Workload<'_>) -> Document {
+    let hpa = w.value("autoscaling");
+    let metrics = Node::List(vec![
+        ListPart::Item {
+            value: Node::map(vec![
+                ("type", Node::text("Resource")),
+                (
+                    "resource",
+                    Node::map(vec![
+                        ("name", Node::text("cpu")),
+                        (
+                            "target",
+                            Node::map(vec![
+                                ("type", Node::text("Utilization")),
+                                (
+                                    "averageUtilization",
+                                    Node::value(&hpa.child("targetCPUUtilizationPercentage")),
+                                ),
+                            ]),
+                        ),
+                    ]),
+                ),
+            ]),
+            when: None,
+        },
+        ListPart::Item {
+            value: Node::map(vec![
+                ("type", Node::text("Pods")),
+                (
+                    "pods",
+                    Node::map(vec![
+                        (
+                            "metric",
+                            Node::map(vec![("name", Node::text(crate::model::IN_FLIGHT_METRIC))]),
+                        ),
+                        (
+                            "target",
+                            Node::map(vec![
+                                ("type", Node::text("AverageValue")),
+                                (
+                                    "averageValue",
+                                    Node::value(&hpa.child("inFlightRequestsPerPod")),
+                                ),
+                            ]),
+                        ),
+                    ]),
+                ),
+            ]),
+            when: None,
+        },
+        ListPart::ItemsOf(hpa.child("extraMetrics")),
+    ]);
+    Document {
+        file: format!("{}-hpa.yaml", w.name),
+        when: Some(Expr::And(vec![w.enabled(), val(&hpa.child("enabled"))])),
+        root: MapBuilder::new()
+            .entry("apiVersion", Node::text("autoscaling/v2"))
+            .entry("kind", Node::text("HorizontalPodAutoscaler"))
+            .entry("metadata", metadata(w.object_name(), Some(w.name)).build())
+            .entry(
+                "spec",
+                Node::map(vec![
+                    ("scaleTargetRef", scale_target(w)),
+                    ("minReplicas", Node::value(&hpa.child("minReplicas"))),
+                    ("maxReplicas", Node::value(&hpa.child("maxReplicas"))),
+                    ("metrics", metrics),
+                    ("behavior", scale_down_behavior(w)),
+                ]),
+            )
+            .build(),
+    }
+}
+
+/// The PromQL query of the in-flight series summed over this workload's pods.
+fn in_flight_query(w: &Workload<'_>) -> Expr {
+    Expr::Concat(vec![
+        lit(format!(
+            "sum({}{{namespace=\"",
+            crate::model::IN_FLIGHT_METRIC
+        )),
+        Expr::Builtin(Builtin::ReleaseNamespace),
+        lit("\",pod=~\""),
+        w.object_name(),
+        lit("-.*\"})"),
+    ])
+}
+
+fn scaled_object(w: &Workload<'_>) -> Document {
+    let keda = w.value("keda");
+    Document {
+        file: format!("{}-scaledobject.yaml", w.name),
+        when: Some(Expr::And(vec![w.enabled(), val(&keda.child("enabled"))])),
+        root: MapBuilder::new()
+            .entry("apiVersion", Node::text("keda.sh/v1alpha1"))
+            .entry("kind", Node::text("ScaledObject"))
+            .entry("metadata", metadata(w.object_name(), Some(w.name)).build())
+            .entry(
+                "spec",
+                Node::map(vec![
+                    ("scaleTargetRef", scale_target(w)),
+                    ("minReplicaCount", Node::value(&keda.child("minReplicas"))),
+                    ("maxReplicaCount", Node::value(&keda.child("maxReplicas"))),
+                    (
+                        "pollingInterval",
+                        Node::value(&keda.child("pollingInterval")),
+                    ),
+                    (
+                        "advanced",
+                        Node::map(vec![(
+                            "horizontalPodAutoscalerConfig",
+                            Node::map(vec![("behavior", scale_down_behavior(w))]),
+                        )]),
+                    ),
+                    (
+                        "triggers",
+                        Node::list(vec![Node::map(vec![
+                            ("type", Node::text("prometheus")),
+                            (
+                                "metadata",
+                                Node::map(vec![
+                                    ("serverAddress", Node::value(&keda.child("serverAddress"))),
+                                    ("query", Node::Leaf(in_flight_query(w))),
+                                    ("threshold", Node::value(&keda.child("threshold"))),
+                                ]),
+                            ),
+                        ])]),
+                    ),
                 ]),
             )
             .build(),

@@ -29,7 +29,11 @@ pub fn values_schema(spec: &Spec) -> Value {
     let mut workloads = Map::new();
     for (name, workload) in spec.workloads.all() {
         let schema = match workload.class() {
-            WorkloadClass::Api => gen.subschema_for::<ApiValues>(),
+            WorkloadClass::Api => {
+                let base = gen.subschema_for::<ApiValues>().to_value();
+                workloads.insert(name.to_string(), with_install_time_rules(base, API_RULES));
+                continue;
+            }
             WorkloadClass::Jobs => gen.subschema_for::<JobsValues>(),
             WorkloadClass::Pool => gen.subschema_for::<PoolValues>(),
             WorkloadClass::Worker => gen.subschema_for::<WorkerValues>(),
@@ -72,6 +76,53 @@ pub fn values_schema(spec: &Spec) -> Value {
     tidy(&mut root);
     require_non_nullable(&mut root);
     root
+}
+
+/// A guard that draft-07 can say too, so Helm itself refuses `--set` values that
+/// break it. Helm's messages do not print the `description`; the chart README lists
+/// each rule.
+pub struct InstallTimeRule {
+    /// The guard's rule id.
+    pub rule: &'static str,
+    /// What the schema refuses, for the README.
+    pub description: &'static str,
+    /// The draft-07 schema (JSON text) the workload's values must also match.
+    pub schema: &'static str,
+}
+
+/// Rules on every `api` workload's values.
+pub const API_RULES: &[InstallTimeRule] = &[InstallTimeRule {
+    rule: "autoscaling.one-autoscaler",
+    description: "`autoscaling.enabled` and `keda.enabled` are never both true",
+    schema: r#"{"not": {"required": ["autoscaling", "keda"], "properties": {"autoscaling": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}, "keda": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}}"#,
+}];
+
+/// Every install-time rule of the chart with the values path it applies to.
+pub fn install_time_rules(spec: &Spec) -> Vec<(String, &'static InstallTimeRule)> {
+    let mut out = Vec::new();
+    for (name, workload) in spec.workloads.all() {
+        if workload.class() == WorkloadClass::Api {
+            out.extend(API_RULES.iter().map(|r| (format!("workloads.{name}"), r)));
+        }
+    }
+    out
+}
+
+/// A workload's schema with the install-time rules added as `allOf` members.
+fn with_install_time_rules(base: Value, rules: &[InstallTimeRule]) -> Value {
+    let mut all_of = vec![base];
+    for rule in rules {
+        if let Ok(mut schema) = serde_json::from_str::<Value>(rule.schema) {
+            if let Value::Object(m) = &mut schema {
+                m.insert(
+                    "description".into(),
+                    Value::String(format!("{}: {}", rule.rule, rule.description)),
+                );
+            }
+            all_of.push(schema);
+        }
+    }
+    json!({ "allOf": all_of })
 }
 
 /// Removes `format` annotations schemars adds for Rust integer widths (`uint32`):
@@ -129,14 +180,21 @@ fn nullable(schema: &Value) -> bool {
     }
 }
 
-/// Resolves a local `$ref` (`#/definitions/X`) against the root schema.
+/// Resolves a local `$ref` (`#/definitions/X`) against the root schema, and looks
+/// through an `allOf` wrapper (schemars' way of describing a referenced type, and the
+/// install-time rules) to the schema that declares the properties.
 pub fn resolve_ref<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
-    match schema.get("$ref").and_then(Value::as_str) {
-        Some(r) => r
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        return r
             .strip_prefix("#/definitions/")
             .and_then(|name| root.get("definitions")?.get(name))
             .map(|s| resolve_ref(root, s))
-            .unwrap_or(schema),
-        None => schema,
+            .unwrap_or(schema);
     }
+    if schema.get("properties").is_none() {
+        if let Some(first) = schema.get("allOf").and_then(|a| a.get(0)) {
+            return resolve_ref(root, first);
+        }
+    }
+    schema
 }

@@ -41,9 +41,22 @@ pub struct Spec {
     #[serde(default = "default_kubernetes_versions")]
     pub kubernetes_versions: Vec<String>,
     /// Named values overlays: each becomes `values-<name>.yaml` in the chart and is
-    /// rendered into the golden files.
+    /// checked and rendered into the golden files on its own. A preset named like a
+    /// built-in one (`scale-out`, `autoscaling`) is merged over it.
     #[serde(default)]
-    pub presets: BTreeMap<String, Map<String, Value>>,
+    pub presets: BTreeMap<String, PresetSpec>,
+}
+
+/// A named values overlay of the spec.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PresetSpec {
+    /// What the preset turns on and why (the chart README prints it).
+    #[serde(default)]
+    pub description: String,
+    /// The values overlay, merged over the chart's defaults as Helm merges `-f` files.
+    #[serde(default)]
+    pub values: Map<String, Value>,
 }
 
 fn default_kubernetes_versions() -> Vec<String> {

@@ -308,7 +308,7 @@ pub fn check_values_schema(
                 .as_str()
                 .trim_start_matches('/')
                 .replace('/', "."),
-            message: e.to_string(),
+            message: violation_message(schema, e.schema_path().as_str(), &e.to_string()),
         })
         .collect();
     violations.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
@@ -321,6 +321,40 @@ pub fn check_values_schema(
             violations,
         })
     }
+}
+
+/// A violation in words: an install-time rule says which guard refused the values
+/// (its `description`); other messages are cut so a whole workload's values are not
+/// printed back.
+fn violation_message(schema: &Value, schema_path: &str, raw: &str) -> String {
+    let rule = schema_path
+        .strip_suffix("/not")
+        .and_then(|parent| schema_node(schema, parent))
+        .and_then(|n| n.get("description"))
+        .and_then(Value::as_str);
+    if let Some(rule) = rule {
+        return format!("refused by {rule}");
+    }
+    const LIMIT: usize = 160;
+    if raw.chars().count() > LIMIT {
+        let cut: String = raw.chars().take(LIMIT).collect();
+        format!("{cut}...")
+    } else {
+        raw.to_string()
+    }
+}
+
+/// The schema node at a JSON pointer such as `/properties/a/allOf/1`.
+fn schema_node<'s>(schema: &'s Value, pointer: &str) -> Option<&'s Value> {
+    pointer
+        .trim_start_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .try_fold(schema, |node, segment| match node {
+            Value::Object(m) => m.get(segment),
+            Value::Array(a) => segment.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        })
 }
 
 #[cfg(test)]

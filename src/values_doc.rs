@@ -25,13 +25,14 @@ fn walk<'a>(
     let schema = resolve_ref(root_schema, schema);
     let Value::Object(map) = value else { return };
     for (key, child) in map {
-        let child_schema = schema
+        let declared = schema
             .get("properties")
             .and_then(|p| p.get(key))
-            .map(|s| resolve_ref(root_schema, s))
             .unwrap_or(&Value::Null);
-        let description = child_schema
+        let child_schema = resolve_ref(root_schema, declared);
+        let description = declared
             .get("description")
+            .or_else(|| child_schema.get("description"))
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();

@@ -22,7 +22,7 @@ fn load(path: &Path) -> Spec {
 
 /// Writes the generated chart into `dir/chart` and returns the generated outputs.
 fn write_outputs(spec: &Spec, dir: &Path) -> std::collections::BTreeMap<String, String> {
-    let outputs = generate_outputs(spec).expect("generation");
+    let outputs = generate_outputs(spec).expect("generation").files;
     for (rel, text) in &outputs {
         let path = dir.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -4,5 +4,6 @@ mod cli;
 mod equivalence;
 mod fixtures;
 mod golden;
+mod presets;
 mod registry;
 mod support;

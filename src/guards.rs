@@ -1,0 +1,207 @@
+//! Stage 3, guards: Rust functions over resolved values that refuse unsafe presets.
+//!
+//! Each guard has a stable rule id and returns every finding (it never stops at the
+//! first), each with the values path, a message, the arithmetic where there is any,
+//! and a fix hint. An error in any preset fails generation; nothing is written.
+
+use crate::model::{ApiValues, IntOrString};
+use crate::spec::{Spec, WorkloadClass};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::fmt;
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Fails generation.
+    Error,
+    /// Printed, generation goes on.
+    Warning,
+}
+
+/// One broken rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// Stable rule id, e.g. `rollout.drain`.
+    pub rule: &'static str,
+    pub severity: Severity,
+    /// The values path the finding is about.
+    pub path: String,
+    pub message: String,
+    /// The arithmetic behind the finding, when there is any.
+    pub arithmetic: Option<String>,
+    /// How to fix it.
+    pub hint: String,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(
+            f,
+            "{level}[{}] `{}`: {}",
+            self.rule, self.path, self.message
+        )?;
+        if let Some(arithmetic) = &self.arithmetic {
+            for line in arithmetic.lines() {
+                write!(f, "\n    {line}")?;
+            }
+        }
+        write!(f, "\n  hint: {}", self.hint)
+    }
+}
+
+/// Floats with no fraction back to integers, so resolved values (floats, as Helm
+/// reads them) deserialize into the typed model again.
+fn integral_numbers(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                Value::Number((f as i64).into())
+            }
+            _ => v.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(integral_numbers).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), integral_numbers(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The typed values of one workload, or `None` if they do not fit the type (the
+/// values schema is checked before the guards, so that does not happen in practice).
+pub fn workload_values<T: DeserializeOwned>(values: &Value, name: &str) -> Option<T> {
+    let raw = values.get("workloads")?.get(name)?;
+    serde_json::from_value(integral_numbers(raw)).ok()
+}
+
+/// Runs every guard on one preset's resolved values.
+pub fn check_guards(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (name, workload) in spec.workloads.all() {
+        if workload.class() == WorkloadClass::Api {
+            if let Some(api) = workload_values::<ApiValues>(values, name) {
+                findings.extend(one_autoscaler(name, &api));
+                findings.extend(drain(name, &api));
+            }
+        }
+    }
+    findings.sort_by(|a, b| (a.severity, &a.path, a.rule).cmp(&(b.severity, &b.path, b.rule)));
+    findings
+}
+
+/// `autoscaling.one-autoscaler`: never an HPA and a ScaledObject for one workload;
+/// minimum within maximum.
+fn one_autoscaler(name: &str, api: &ApiValues) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let base = format!("workloads.{name}");
+    if !api.enabled {
+        return out;
+    }
+    if api.autoscaling.enabled && api.keda.enabled {
+        out.push(Finding {
+            rule: "autoscaling.one-autoscaler",
+            severity: Severity::Error,
+            path: base.clone(),
+            message: "both an HPA (`autoscaling.enabled`) and a KEDA ScaledObject (`keda.enabled`) are on; they would fight over the replica count".into(),
+            arithmetic: None,
+            hint: format!("turn one off: `{base}.keda.enabled=false` or `{base}.autoscaling.enabled=false`"),
+        });
+    }
+    for (key, on, min, max) in [
+        (
+            "autoscaling",
+            api.autoscaling.enabled,
+            api.autoscaling.min_replicas,
+            api.autoscaling.max_replicas,
+        ),
+        (
+            "keda",
+            api.keda.enabled,
+            api.keda.min_replicas,
+            api.keda.max_replicas,
+        ),
+    ] {
+        if on && min > max {
+            out.push(Finding {
+                rule: "autoscaling.one-autoscaler",
+                severity: Severity::Error,
+                path: format!("{base}.{key}"),
+                message: format!("`minReplicas` {min} is above `maxReplicas` {max}"),
+                arithmetic: None,
+                hint: format!("set `{base}.{key}.maxReplicas` to at least {min}"),
+            });
+        }
+    }
+    out
+}
+
+/// `rollout.drain`: the grace period covers the drain window and the shutdown; the
+/// PodDisruptionBudget never blocks a node drain; scale-in is not faster than the drain.
+fn drain(name: &str, api: &ApiValues) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let base = format!("workloads.{name}");
+    if !api.enabled {
+        return out;
+    }
+    let needed = u64::from(api.drain_seconds) + u64::from(api.shutdown_seconds);
+    if u64::from(api.termination_grace_period_seconds) < needed {
+        out.push(Finding {
+            rule: "rollout.drain",
+            severity: Severity::Error,
+            path: format!("{base}.terminationGracePeriodSeconds"),
+            message: format!(
+                "a pod is killed after {} s, before its drain window and shutdown end; open streams are cut",
+                api.termination_grace_period_seconds
+            ),
+            arithmetic: Some(format!(
+                "drainSeconds {} + shutdownSeconds {} = {needed} > terminationGracePeriodSeconds {}",
+                api.drain_seconds, api.shutdown_seconds, api.termination_grace_period_seconds
+            )),
+            hint: format!("set `{base}.terminationGracePeriodSeconds` to at least {needed}"),
+        });
+    }
+    let pdb = &api.pod_disruption_budget;
+    let blocks = match &pdb.max_unavailable {
+        IntOrString::Int(n) => *n <= 0,
+        IntOrString::Str(s) => s
+            .trim_end_matches('%')
+            .trim()
+            .parse::<f64>()
+            .is_ok_and(|p| p <= 0.0),
+    };
+    if pdb.enabled && blocks {
+        out.push(Finding {
+            rule: "rollout.drain",
+            severity: Severity::Error,
+            path: format!("{base}.podDisruptionBudget.maxUnavailable"),
+            message:
+                "a PodDisruptionBudget that allows no pod to be unavailable blocks every node drain"
+                    .into(),
+            arithmetic: None,
+            hint: format!("set `{base}.podDisruptionBudget.maxUnavailable` to 1 or more"),
+        });
+    }
+    let autoscaled = api.autoscaling.enabled || api.keda.enabled;
+    let down = &api.autoscaling.scale_down;
+    if autoscaled && down.period_seconds < api.drain_seconds {
+        out.push(Finding {
+            rule: "rollout.drain",
+            severity: Severity::Warning,
+            path: format!("{base}.autoscaling.scaleDown.periodSeconds"),
+            message: format!(
+                "scale-in removes up to {} pod(s) every {} s while each removed pod drains for {} s; streams on several pods are cut at once",
+                down.pods, down.period_seconds, api.drain_seconds
+            ),
+            arithmetic: Some(format!("periodSeconds {} < drainSeconds {}", down.period_seconds, api.drain_seconds)),
+            hint: format!("set `{base}.autoscaling.scaleDown.periodSeconds` to at least {}", api.drain_seconds),
+        });
+    }
+    out
+}
