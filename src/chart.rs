@@ -192,6 +192,10 @@ fn readme(inputs: &ChartInputs<'_>) -> Result<String, TemplateError> {
                     .collect::<Vec<(String, String)>>(),
             )),
             values_table => values_table(inputs.default_values, inputs.values_schema),
+            capacity_formula => crate::capacity::FORMULA,
+            capacity_table => crate::dependencies::capacity_report(spec, inputs.default_values)
+                .map(|r| crate::capacity::format_markdown(&r))
+                .unwrap_or_default(),
             schema_rules => minijinja::Value::from(minijinja::value::Serde(
                 crate::schema::install_time_rules(spec)
                     .into_iter()

@@ -288,6 +288,15 @@ pub struct RenderOptions {
 /// `shipshape render`: prints what `helm template` prints for these values.
 pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
+    let values = resolve_for(&spec, options)?;
+    let docs = build_objects(&spec);
+    let text = render_manifests(&spec, &docs, &values, &options.release)?;
+    let _ = io::stdout().lock().write_all(text.as_bytes());
+    Ok(Exit::Ok)
+}
+
+/// The values of a preset, `-f` files and `--set` pairs, checked against the schema.
+fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value, CommandError> {
     let mut sources = Vec::new();
     for file in &options.values_files {
         let name = file.display().to_string();
@@ -297,7 +306,7 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     if !options.set.is_empty() {
         sources.push(ValuesSource::Set(parse_set_args(&options.set)?));
     }
-    let all = presets(&spec);
+    let all = presets(spec);
     let overlay = match &options.preset {
         None => None,
         Some(name) => Some(
@@ -309,12 +318,9 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
                 .values,
         ),
     };
-    let values = resolve_values(&spec, overlay, &sources);
-    check_values_schema(&values, &values_schema(&spec), "values")?;
-    let docs = build_objects(&spec);
-    let text = render_manifests(&spec, &docs, &values, &options.release)?;
-    let _ = io::stdout().lock().write_all(text.as_bytes());
-    Ok(Exit::Ok)
+    let values = resolve_values(spec, overlay, &sources);
+    check_values_schema(&values, &values_schema(spec), "values")?;
+    Ok(values)
 }
 
 /// `shipshape schema`: prints the JSON schema of `shipshape.yaml`.
@@ -661,6 +667,47 @@ pub fn diff(spec_path: &Path, against: &Path, format: DiffFormat) -> Result<Exit
         Ok(Exit::Ok)
     } else {
         print!("{report}");
+        Ok(Exit::Findings)
+    }
+}
+
+/// How `capacity` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapacityFormat {
+    Table,
+    Markdown,
+    Json,
+}
+
+/// `shipshape capacity`: the peak connections of a preset (or values) with the
+/// arithmetic; exit 1 when a budget is exceeded.
+pub fn capacity(
+    spec_path: &Path,
+    options: &RenderOptions,
+    format: CapacityFormat,
+) -> Result<Exit, CommandError> {
+    let spec = read_spec(spec_path)?;
+    let values = resolve_for(&spec, options)?;
+    let (loads, budgets) = crate::dependencies::capacity_inputs(&spec, &values)?;
+    let report = crate::capacity::compute_capacity(&loads, &budgets);
+    let text = match format {
+        CapacityFormat::Table => crate::capacity::format_table(&report),
+        CapacityFormat::Markdown => crate::capacity::format_markdown(&report),
+        CapacityFormat::Json => {
+            crate::chart::pretty_json(&serde_json::to_value(&report).unwrap_or_default())
+        }
+    };
+    print!("{text}");
+    let findings = crate::capacity::capacity_findings(&report, &loads, &budgets);
+    if findings.is_empty() {
+        Ok(Exit::Ok)
+    } else {
+        for f in &findings {
+            eprintln!(
+                "error[{}] {}\n{}\n  hint: {}",
+                f.rule, f.message, f.arithmetic, f.hint
+            );
+        }
         Ok(Exit::Findings)
     }
 }

@@ -282,6 +282,34 @@ fn emit_list(
                 }
                 close_condition(when, indent, mode, out);
             }
+            ListPart::Each { list, item } => match mode {
+                Mode::Helm => {
+                    out.line(
+                        indent,
+                        &format!("{{{{- range {} }}}}", Expr::Ref(list.clone()).to_go()),
+                    );
+                    emit_item(item, indent, mode, out)?;
+                    out.line(indent, "{{- end }}");
+                }
+                Mode::Render(ctx) => match Expr::Ref(list.clone()).evaluate(ctx)? {
+                    Value::Array(elements) => {
+                        for element in &elements {
+                            let inner = EvalContext {
+                                item: Some(element),
+                                ..(*ctx).clone()
+                            };
+                            emit_item(item, indent, &Mode::Render(&inner), out)?;
+                        }
+                    }
+                    Value::Null => {}
+                    other => {
+                        return Err(EvalError {
+                            expression: Expr::Ref(list.clone()).to_go(),
+                            reason: format!("range over a list, got {}", to_go_json(&other)),
+                        })
+                    }
+                },
+            },
             ListPart::ItemsOf(path) => match mode {
                 Mode::Helm => {
                     out.line(
@@ -399,7 +427,7 @@ mod tests {
         let text = helm_template_text(&doc());
         assert_eq!(
             text,
-            "{{- if .Values.on }}\nkind: \"ConfigMap\"\n{{- if .Values.a }}\na: {{ .Values.a | toJson }}\n{{- end }}\nitems:\n  - name: \"x\"\n    \"no\": 1\n  {{- range .Values.extra }}\n  - {{ . | toJson }}\n  {{- end }}\nlabels:\n  {{- range $key, $value := .Values.labels }}\n  {{ $key | toJson }}: {{ $value | toJson }}\n  {{- end }}\n{{- end }}\n"
+            "{{- if $.Values.on }}\nkind: \"ConfigMap\"\n{{- if $.Values.a }}\na: {{ $.Values.a | toJson }}\n{{- end }}\nitems:\n  - name: \"x\"\n    \"no\": 1\n  {{- range $.Values.extra }}\n  - {{ . | toJson }}\n  {{- end }}\nlabels:\n  {{- range $key, $value := $.Values.labels }}\n  {{ $key | toJson }}: {{ $value | toJson }}\n  {{- end }}\n{{- end }}\n"
         );
     }
 
@@ -409,6 +437,7 @@ mod tests {
             json!({"on": true, "a": "<x>", "extra": [{"k": 1}], "labels": {"b": "2", "a": "1"}});
         let ctx = EvalContext {
             values: &values,
+            item: None,
             release_name: "r",
             release_namespace: "n",
             chart_name: "c",

@@ -97,12 +97,12 @@ pub enum Builtin {
 impl Builtin {
     fn go(self) -> &'static str {
         match self {
-            Builtin::ReleaseName => ".Release.Name",
-            Builtin::ReleaseNamespace => ".Release.Namespace",
-            Builtin::ReleaseService => ".Release.Service",
-            Builtin::ChartName => ".Chart.Name",
-            Builtin::ChartVersion => ".Chart.Version",
-            Builtin::ChartAppVersion => ".Chart.AppVersion",
+            Builtin::ReleaseName => "$.Release.Name",
+            Builtin::ReleaseNamespace => "$.Release.Namespace",
+            Builtin::ReleaseService => "$.Release.Service",
+            Builtin::ChartName => "$.Chart.Name",
+            Builtin::ChartVersion => "$.Chart.Version",
+            Builtin::ChartAppVersion => "$.Chart.AppVersion",
         }
     }
 }
@@ -145,6 +145,19 @@ pub enum Expr {
     IntString(Box<Expr>),
     /// A map or list is truthy and has a given key: `hasKey x "k"`.
     HasKey(Box<Expr>, &'static str),
+    /// The current element of a `range` over a values list (Go's `.`).
+    Item,
+    /// A field of the current element: `.name`.
+    ItemField(&'static str),
+    /// Integer sum after Sprig's `int64` conversion: `add a b ...`.
+    Add(Vec<Expr>),
+    /// Integer product: `mul a b ...`.
+    Mul(Vec<Expr>),
+    /// Integer difference: `sub a b`.
+    Sub(Box<Expr>, Box<Expr>),
+    /// Pods a rolling update may add for `max pods`, from a `maxSurge` that is a count
+    /// or a percentage (rounded up, as Kubernetes rounds it).
+    SurgePods(Box<Expr>, Box<Expr>),
 }
 
 /// An expression failed to evaluate the way Go's template engine would fail.
@@ -159,6 +172,8 @@ pub struct EvalError {
 #[derive(Debug, Clone)]
 pub struct EvalContext<'a> {
     pub values: &'a Value,
+    /// The current element inside a `range`.
+    pub item: Option<&'a Value>,
     pub release_name: &'a str,
     pub release_namespace: &'a str,
     pub chart_name: &'a str,
@@ -210,6 +225,17 @@ impl Expr {
             Expr::JsonText(e) => format!("(toJson {})", e.to_go()),
             Expr::IntString(e) => format!("(toString (int {}))", e.to_go()),
             Expr::HasKey(e, k) => format!("(hasKey {} {})", e.to_go(), go_string(k)),
+            Expr::Item => ".".to_string(),
+            Expr::ItemField(k) => format!(".{k}"),
+            Expr::Add(es) => format!("(add {})", join_go(es)),
+            Expr::Mul(es) => format!("(mul {})", join_go(es)),
+            Expr::Sub(a, b) => format!("(sub {} {})", a.to_go(), b.to_go()),
+            Expr::SurgePods(pods, surge) => {
+                let (p, s) = (pods.to_go(), surge.to_go());
+                format!(
+                    "(ternary (div (add (mul {p} (int (trimSuffix \"%\" (toString {s})))) 99) 100) (int {s}) (hasSuffix \"%\" (toString {s})))"
+                )
+            }
         }
     }
 
@@ -335,6 +361,46 @@ impl Expr {
                     )))
                 }
             },
+            Expr::Item => ctx
+                .item
+                .cloned()
+                .ok_or_else(|| fail("`.` outside a range".into()))?,
+            Expr::ItemField(k) => match ctx.item {
+                Some(Value::Object(m)) => m.get(*k).cloned().unwrap_or(Value::Null),
+                _ => return Err(fail(format!("`.{k}` on an element that is not a map"))),
+            },
+            Expr::Add(es) => {
+                let mut sum: i64 = 0;
+                for e in es {
+                    sum = sum.wrapping_add(sprig_int(&e.evaluate(ctx)?));
+                }
+                Value::Number(sum.into())
+            }
+            Expr::Mul(es) => {
+                let mut product: i64 = 1;
+                for e in es {
+                    product = product.wrapping_mul(sprig_int(&e.evaluate(ctx)?));
+                }
+                Value::Number(product.into())
+            }
+            Expr::Sub(a, b) => Value::Number(
+                sprig_int(&a.evaluate(ctx)?)
+                    .wrapping_sub(sprig_int(&b.evaluate(ctx)?))
+                    .into(),
+            ),
+            Expr::SurgePods(pods, surge) => {
+                let pods = sprig_int(&pods.evaluate(ctx)?);
+                let surge = surge.evaluate(ctx)?;
+                let value = match &surge {
+                    Value::String(s) if s.ends_with('%') => {
+                        let percent =
+                            sprig_int(&Value::String(s.trim_end_matches('%').to_string()));
+                        pods.wrapping_mul(percent).wrapping_add(99).div_euclid(100)
+                    }
+                    other => sprig_int(other),
+                };
+                Value::Number(value.into())
+            }
         })
     }
 }
@@ -352,7 +418,7 @@ fn is_go_identifier(s: &str) -> bool {
 
 fn go_ref(path: &ValuePath) -> String {
     if path.0.iter().all(|s| is_go_identifier(s)) {
-        let mut s = String::from(".Values");
+        let mut s = String::from("$.Values");
         for segment in &path.0 {
             s.push('.');
             s.push_str(segment);
@@ -360,7 +426,7 @@ fn go_ref(path: &ValuePath) -> String {
         s
     } else {
         let keys: Vec<String> = path.0.iter().map(|k| go_string(k)).collect();
-        format!("(index .Values {})", keys.join(" "))
+        format!("(index $.Values {})", keys.join(" "))
     }
 }
 
@@ -461,6 +527,7 @@ mod tests {
     fn ctx(values: &Value) -> EvalContext<'_> {
         EvalContext {
             values,
+            item: None,
             release_name: "rel",
             release_namespace: "ns",
             chart_name: "c",
@@ -471,10 +538,10 @@ mod tests {
 
     #[test]
     fn refs_print_dotted_or_indexed() {
-        assert_eq!(val(&ValuePath::new(["a", "b"])).to_go(), ".Values.a.b");
+        assert_eq!(val(&ValuePath::new(["a", "b"])).to_go(), "$.Values.a.b");
         assert_eq!(
             val(&ValuePath::new(["workloads", "batch-worker"])).to_go(),
-            "(index .Values \"workloads\" \"batch-worker\")"
+            "(index $.Values \"workloads\" \"batch-worker\")"
         );
     }
 

@@ -3,7 +3,9 @@
 //! `generate` writes what this returns; `check` compares it with what is on disk.
 //! Both use this one path, so a check can never disagree with a generate.
 
+use crate::capacity::format_table;
 use crate::chart::{build_chart, ChartInputs, TemplateError};
+use crate::dependencies::capacity_report;
 use crate::expr::EvalError;
 use crate::guards::{check_guards, Finding, Severity};
 use crate::objects::build_objects;
@@ -87,8 +89,8 @@ pub fn preset_values(spec: &Spec, preset: Option<&str>) -> Result<Value, ValuesE
     Ok(resolve_values(spec, overlay, &[]))
 }
 
-/// Generates the chart (under `chart/`) and the render of the defaults and of every
-/// preset (under `rendered/`).
+/// Generates the chart (under `chart/`), the render of the defaults and of every
+/// preset (under `rendered/`) and their capacity reports (under `capacity/`).
 pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
     let docs = build_objects(spec);
     let defaults = default_values(spec);
@@ -125,6 +127,11 @@ pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
             }
         })?;
         out.insert(format!("rendered/{label}.yaml"), text);
+        let report = capacity_report(spec, &values).map_err(|source| GenerateError::Render {
+            preset: label.to_string(),
+            source,
+        })?;
+        out.insert(format!("capacity/{label}.txt"), format_table(&report));
     }
     let (errors, warnings): (Vec<_>, Vec<_>) = findings
         .into_iter()

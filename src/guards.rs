@@ -56,7 +56,7 @@ impl fmt::Display for Finding {
 
 /// Floats with no fraction back to integers, so resolved values (floats, as Helm
 /// reads them) deserialize into the typed model again.
-fn integral_numbers(v: &Value) -> Value {
+pub fn integral_numbers(v: &Value) -> Value {
     match v {
         Value::Number(n) => match n.as_f64() {
             Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
@@ -92,6 +92,7 @@ pub fn check_guards(spec: &Spec, values: &Value) -> Vec<Finding> {
             }
         }
     }
+    findings.extend(capacity(spec, values));
     findings.sort_by(|a, b| (a.severity, &a.path, a.rule).cmp(&(b.severity, &b.path, b.rule)));
     findings
 }
@@ -204,4 +205,38 @@ fn drain(name: &str, api: &ApiValues) -> Vec<Finding> {
         });
     }
     out
+}
+
+/// `capacity.postgres` and `capacity.redis`: the peak connections of every workload
+/// across a rollout fit the declared budgets.
+fn capacity(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let (loads, budgets) = match crate::dependencies::capacity_inputs(spec, values) {
+        Ok(inputs) => inputs,
+        Err(e) => {
+            return vec![Finding {
+                rule: "capacity.postgres",
+                severity: Severity::Error,
+                path: "dependencyCapacity".into(),
+                message: format!("the capacity inputs cannot be evaluated: {e}"),
+                arithmetic: None,
+                hint: "check the workloads' replica counts, surge and allocation sizes".into(),
+            }]
+        }
+    };
+    let report = crate::capacity::compute_capacity(&loads, &budgets);
+    crate::capacity::capacity_findings(&report, &loads, &budgets)
+        .into_iter()
+        .map(|f| Finding {
+            rule: f.rule,
+            severity: Severity::Error,
+            path: if f.rule == "capacity.postgres" {
+                "dependencyCapacity.postgres".into()
+            } else {
+                "dependencyCapacity.redis".into()
+            },
+            message: f.message,
+            arithmetic: Some(f.arithmetic),
+            hint: f.hint,
+        })
+        .collect()
 }

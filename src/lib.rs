@@ -6,8 +6,10 @@
 //! Helm back end [`chart`] and the render back end [`render`] → [`generate`] (all
 //! outputs in memory) → [`commands`] (the only I/O).
 
+pub mod capacity;
 pub mod chart;
 pub mod commands;
+pub mod dependencies;
 pub mod emit;
 pub mod expr;
 pub mod generate;
@@ -19,6 +21,7 @@ pub mod objdiff;
 pub mod objects;
 pub mod oci;
 pub mod package;
+pub mod partition;
 pub mod presets;
 pub mod process;
 pub mod render;

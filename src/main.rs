@@ -65,6 +65,31 @@ enum Command {
     },
     /// Print the JSON schema of `shipshape.yaml`.
     Schema,
+    /// Print the peak PostgreSQL connections and Redis clients of a preset across a
+    /// rollout, per workload and in total, against the declared budgets; exit 1 when one
+    /// is exceeded.
+    ///
+    /// peak processes of a workload = (max pods + surge pods + max pods x retiring
+    /// generations) x processes per pod. Max pods is the autoscaler's maxReplicas when an
+    /// HPA or KEDA is on, else replicas (0 when disabled); surge pods is the rendered
+    /// maxSurge, a percentage rounded up; the migrate hook Job counts its one pod. The
+    /// PostgreSQL peak is the sum of peak processes x the workload's enabled allocation
+    /// sizes, plus the reservations, and must fit maxConnections - reserve; Redis the same
+    /// per server (against its maxClients) and in total (against the declared total).
+    Capacity {
+        /// A preset of the spec to apply first.
+        #[arg(long)]
+        preset: Option<String>,
+        /// Values files, applied in order.
+        #[arg(long = "values", short = 'f')]
+        values: Vec<PathBuf>,
+        /// `path.to.key=value` overrides, applied last.
+        #[arg(long)]
+        set: Vec<String>,
+        /// `table`, `markdown` or `json`.
+        #[arg(long, value_enum, default_value = "table")]
+        format: CapacityFormatArg,
+    },
     /// Render every preset and validate it with kubeconform (`-strict`), once per
     /// Kubernetes version; the project's CRD schemas (KEDA `ScaledObject`) are added
     /// as a schema location. Exit 1 on invalid manifests, 3 when kubeconform is missing,
@@ -125,6 +150,14 @@ enum Command {
     },
 }
 
+/// Output formats of `capacity`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CapacityFormatArg {
+    Table,
+    Markdown,
+    Json,
+}
+
 /// Output formats of `diff`.
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Format {
@@ -160,6 +193,25 @@ fn main() -> ExitCode {
             },
         ),
         Command::Schema => commands::schema(),
+        Command::Capacity {
+            ref preset,
+            ref values,
+            ref set,
+            format,
+        } => commands::capacity(
+            &cli.spec,
+            &RenderOptions {
+                preset: preset.clone(),
+                values_files: values.clone(),
+                set: set.clone(),
+                release: Release::default(),
+            },
+            match format {
+                CapacityFormatArg::Table => commands::CapacityFormat::Table,
+                CapacityFormatArg::Markdown => commands::CapacityFormat::Markdown,
+                CapacityFormatArg::Json => commands::CapacityFormat::Json,
+            },
+        ),
         Command::Validate {
             ref kube_versions,
             ref schema_locations,

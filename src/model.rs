@@ -278,6 +278,122 @@ impl Default for KedaValues {
     }
 }
 
+/// One named PostgreSQL allocation of a process: its own client and pool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PostgresAllocation {
+    /// Connections per process.
+    pub size: u32,
+    /// The environment variable the chart sets to the effective size (empty: none).
+    #[serde(default)]
+    pub env: String,
+    /// The allocation exists only while this flag of `features` is true (empty: always).
+    #[serde(default)]
+    pub feature: String,
+    /// A different size when another workload is disabled (the api's pool grows when no
+    /// `jobs` workload runs the sweeps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_without: Option<SizeWithout>,
+    /// Part of another allocation's connections (counted there, not again).
+    #[serde(default)]
+    pub part_of: String,
+}
+
+/// The size of an allocation while another workload is disabled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SizeWithout {
+    /// The other workload's name.
+    pub workload: String,
+    /// Connections per process while it is disabled.
+    pub size: u32,
+}
+
+/// One named Redis allocation of a process.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RedisAllocation {
+    /// Clients per process.
+    pub size: u32,
+    /// The Redis server (a key of `dependencyCapacity.redis.servers`).
+    pub server: String,
+    /// The environment variable the chart sets to the size (empty: none).
+    #[serde(default)]
+    pub env: String,
+}
+
+/// The declared connection budgets every preset must fit (see the capacity formula).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DependencyCapacity {
+    /// Old ReplicaSets whose pods may still hold connections during a rollout.
+    #[serde(default = "one")]
+    pub retiring_generations: u32,
+    /// The PostgreSQL server's budget.
+    #[serde(default)]
+    pub postgres: PostgresBudget,
+    /// The Redis servers' budgets.
+    #[serde(default)]
+    pub redis: RedisBudget,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Default for DependencyCapacity {
+    fn default() -> Self {
+        DependencyCapacity {
+            retiring_generations: 1,
+            postgres: PostgresBudget::default(),
+            redis: RedisBudget::default(),
+        }
+    }
+}
+
+/// PostgreSQL's declared limit.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PostgresBudget {
+    /// The server's `max_connections` (the bundled server's, or the external one's).
+    pub max_connections: u32,
+    /// Connections kept free (superuser slots, operating headroom): the budget is
+    /// `maxConnections - reserve`.
+    #[serde(default)]
+    pub reserve: u32,
+    /// Connections of other clients counted in the peak (operators, migrations, other
+    /// applications), by name.
+    #[serde(default)]
+    pub reservations: BTreeMap<String, u32>,
+}
+
+/// Redis's declared limits.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RedisBudget {
+    /// The declared total over all servers (the conservative sum of every allocation).
+    #[serde(default)]
+    pub max_connections: u32,
+    /// Clients of others counted in the total.
+    #[serde(default)]
+    pub reserved_clients: u32,
+    /// Each server's own limit, by name.
+    #[serde(default)]
+    pub servers: BTreeMap<String, RedisServer>,
+}
+
+/// One Redis server.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RedisServer {
+    /// The server's `maxclients` (0: not checked on its own).
+    #[serde(default)]
+    pub max_clients: u32,
+    /// Clients of others on this server, counted in its peak.
+    #[serde(default)]
+    pub reserved_clients: u32,
+}
+
 /// Declares a struct for one workload class: the fields every pod-running workload
 /// has, followed by the class's own fields. (`serde(flatten)` cannot be combined with
 /// `deny_unknown_fields`, which the spec needs for its "did you mean" errors.)
@@ -301,6 +417,17 @@ macro_rules! workload_values {
                 $(#[$fmeta])*
                 pub $field: $ty,
             )*
+            /// Processes each pod runs (web workers). The capacity budgets multiply by it,
+            /// and the variables named in `processEnv` are set to it.
+            #[schemars(range(min = 1))]
+            pub processes_per_pod: u32,
+            /// Environment variables the chart sets to `processesPerPod` (e.g.
+            /// `WEB_CONCURRENCY`, `UVICORN_WORKERS`), so nothing else can raise it.
+            pub process_env: Vec<String>,
+            /// PostgreSQL connection allocations of each process, by name.
+            pub postgres: BTreeMap<String, PostgresAllocation>,
+            /// Redis client allocations of each process, by name.
+            pub redis: BTreeMap<String, RedisAllocation>,
             /// Arguments passed to the image's entrypoint.
             pub args: Vec<String>,
             /// Overrides the image's entrypoint.
@@ -337,6 +464,10 @@ macro_rules! workload_values {
                 $name {
                     enabled: true,
                     $( $field: $default, )*
+                    processes_per_pod: 1,
+                    process_env: Vec::new(),
+                    postgres: BTreeMap::new(),
+                    redis: BTreeMap::new(),
                     args: Vec::new(),
                     command: Vec::new(),
                     env: Vec::new(),

@@ -8,14 +8,16 @@
 use crate::expr::{lit, val, Builtin, Expr, ValuePath};
 use crate::spec::{Spec, WorkloadClass};
 use crate::tree::{Document, ListPart, MapBuilder, Node};
+use serde_json::Value;
 
 /// Builds every document of the chart, in a stable order.
 pub fn build_objects(spec: &Spec) -> Vec<Document> {
-    let mut docs = vec![service_account(), config_map()];
+    let mut docs = vec![service_account(), config_map(), capacity_config_map(spec)];
     for (name, workload) in spec.workloads.all() {
         let w = Workload {
             name,
             class: workload.class(),
+            declared: workload.to_values(),
         };
         match w.class {
             WorkloadClass::Api => {
@@ -43,6 +45,9 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
 struct Workload<'a> {
     name: &'a str,
     class: WorkloadClass,
+    /// The spec's declaration of the workload (its default values): which connection
+    /// allocations exist and what they depend on.
+    declared: Value,
 }
 
 impl Workload<'_> {
@@ -301,7 +306,6 @@ fn pod_template(w: &Workload<'_>) -> Node {
 }
 
 fn container(w: &Workload<'_>) -> Node {
-    let env = w.value("env");
     let mut c = MapBuilder::new()
         .entry("name", Node::text(w.name))
         .entry("image", Node::Leaf(image()))
@@ -322,11 +326,7 @@ fn container(w: &Workload<'_>) -> Node {
         );
     }
     c = c
-        .entry_when(
-            "env",
-            Node::List(vec![ListPart::ItemsOf(env.clone())]),
-            val(&env),
-        )
+        .entry_when("env", managed_and_user_env(w), Expr::Or(env_conditions(w)))
         .value_if_set("envFrom", &w.value("envFrom"))
         .entry("resources", Node::value(&w.value("resources")))
         .entry("securityContext", Node::value(&w.value("securityContext")));
@@ -720,6 +720,185 @@ fn scaled_object(w: &Workload<'_>) -> Document {
                     ),
                 ]),
             )
+            .build(),
+    }
+}
+
+/// A declared allocation of the workload: `(name, declaration)` for `postgres`/`redis`.
+fn declared_allocations<'v>(w: &'v Workload<'_>, dependency: &str) -> Vec<(&'v String, &'v Value)> {
+    w.declared
+        .get(dependency)
+        .and_then(Value::as_object)
+        .map(|m| m.iter().collect())
+        .unwrap_or_default()
+}
+
+/// The connections per process of a PostgreSQL allocation as the application is told
+/// them: its size, or `sizeWithout.size` while the named workload is disabled.
+pub fn effective_postgres_size(workload: &str, alloc: &str, declared: &Value) -> Expr {
+    let path = ValuePath::new(["workloads", workload, "postgres", alloc]);
+    let size = val(&path.child("size"));
+    match declared
+        .get("sizeWithout")
+        .and_then(|s| s.get("workload"))
+        .and_then(Value::as_str)
+    {
+        Some(other) => Expr::If(
+            Box::new(val(&ValuePath::new(["workloads", other, "enabled"]))),
+            Box::new(size),
+            Box::new(val(&path.child("sizeWithout").child("size"))),
+        ),
+        None => size,
+    }
+}
+
+/// Whether a PostgreSQL allocation exists: its feature flag is on (or it has none).
+pub fn postgres_allocation_on(declared: &Value) -> Expr {
+    match declared.get("feature").and_then(Value::as_str) {
+        Some(f) if !f.is_empty() => val(&ValuePath::new(["features", f])),
+        _ => lit(true),
+    }
+}
+
+/// An env entry setting the allocation's `env` to an integer, present when `env` is
+/// set and `when` holds; with the condition, for the `env` key's own presence.
+fn managed_env_item(alloc_path: &ValuePath, value: Expr, when: Expr) -> (ListPart, Expr) {
+    let env = val(&alloc_path.child("env"));
+    let condition = Expr::And(vec![env.clone(), when]);
+    (
+        ListPart::Item {
+            value: Node::map(vec![
+                ("name", Node::Leaf(env)),
+                ("value", Node::Leaf(Expr::IntString(Box::new(value)))),
+            ]),
+            when: Some(condition.clone()),
+        },
+        condition,
+    )
+}
+
+/// The env the chart manages (processes per pod, allocation sizes), then the user's.
+/// Explicit `env` wins over `envFrom`, so a ConfigMap or Secret cannot raise them.
+fn managed_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
+    let mut out = vec![(
+        ListPart::Each {
+            list: w.value("processEnv"),
+            item: Node::map(vec![
+                ("name", Node::Leaf(Expr::Item)),
+                (
+                    "value",
+                    Node::Leaf(Expr::IntString(Box::new(val(&w.value("processesPerPod"))))),
+                ),
+            ]),
+        },
+        val(&w.value("processEnv")),
+    )];
+    for (alloc, declared) in declared_allocations(w, "postgres") {
+        let path = w.value("postgres").child(alloc);
+        let size = effective_postgres_size(w.name, alloc, declared);
+        out.push(managed_env_item(
+            &path,
+            size,
+            postgres_allocation_on(declared),
+        ));
+    }
+    for (alloc, _) in declared_allocations(w, "redis") {
+        let path = w.value("redis").child(alloc);
+        let size = val(&path.child("size"));
+        out.push(managed_env_item(&path, size, lit(true)));
+    }
+    out
+}
+
+fn managed_and_user_env(w: &Workload<'_>) -> Node {
+    let mut parts: Vec<ListPart> = managed_env(w).into_iter().map(|(p, _)| p).collect();
+    parts.push(ListPart::ItemsOf(w.value("env")));
+    Node::List(parts)
+}
+
+fn env_conditions(w: &Workload<'_>) -> Vec<Expr> {
+    let mut conditions: Vec<Expr> = managed_env(w).into_iter().map(|(_, c)| c).collect();
+    conditions.push(val(&w.value("env")));
+    conditions
+}
+
+/// `<release>-dependency-capacity`: the peak connections of the values being
+/// installed, computed by the template from the same inputs as the capacity guard.
+fn capacity_config_map(spec: &Spec) -> Document {
+    use crate::dependencies::workload_exprs;
+    let budget = ValuePath::new(["dependencyCapacity"]);
+    let workloads = workload_exprs(spec);
+    let int = |e: Expr| Node::Leaf(Expr::IntString(Box::new(e)));
+    let mut data = MapBuilder::new()
+        .entry("formula", Node::text(crate::capacity::FORMULA))
+        .entry(
+            "retiringGenerations",
+            int(val(&budget.child("retiringGenerations"))),
+        );
+    for w in &workloads {
+        data = data
+            .entry(&format!("{}.maxPods", w.name), int(w.max_pods.clone()))
+            .entry(&format!("{}.surgePods", w.name), int(w.surge_pods.clone()))
+            .entry(
+                &format!("{}.peakProcesses", w.name),
+                int(w.peak_processes()),
+            )
+            .entry(
+                &format!("{}.postgres", w.name),
+                int(w.postgres_connections()),
+            )
+            .entry(&format!("{}.redis", w.name), int(w.redis_connections(None)));
+    }
+    let pg = budget.child("postgres");
+    let mut pg_peak: Vec<Expr> = workloads.iter().map(|w| w.postgres_connections()).collect();
+    pg_peak.extend(
+        spec.dependency_capacity
+            .postgres
+            .reservations
+            .keys()
+            .map(|k| val(&pg.child("reservations").child(k))),
+    );
+    data = data.entry("postgres.peak", int(Expr::Add(pg_peak))).entry(
+        "postgres.budget",
+        int(Expr::Sub(
+            Box::new(val(&pg.child("maxConnections"))),
+            Box::new(val(&pg.child("reserve"))),
+        )),
+    );
+    let redis = budget.child("redis");
+    let mut redis_peak: Vec<Expr> = workloads
+        .iter()
+        .map(|w| w.redis_connections(None))
+        .collect();
+    redis_peak.push(val(&redis.child("reservedClients")));
+    data = data
+        .entry("redis.peak", int(Expr::Add(redis_peak)))
+        .entry("redis.budget", int(val(&redis.child("maxConnections"))));
+    for server in spec.dependency_capacity.redis.servers.keys() {
+        let server_path = redis.child("servers").child(server);
+        let mut peak: Vec<Expr> = workloads
+            .iter()
+            .map(|w| w.redis_connections(Some(server)))
+            .collect();
+        peak.push(val(&server_path.child("reservedClients")));
+        data = data
+            .entry(&format!("redis.{server}.peak"), int(Expr::Add(peak)))
+            .entry(
+                &format!("redis.{server}.maxClients"),
+                int(val(&server_path.child("maxClients"))),
+            );
+    }
+    Document {
+        file: "dependency-capacity.yaml".into(),
+        when: None,
+        root: MapBuilder::new()
+            .entry("apiVersion", Node::text("v1"))
+            .entry("kind", Node::text("ConfigMap"))
+            .entry(
+                "metadata",
+                metadata(release_name_with("dependency-capacity"), None).build(),
+            )
+            .entry("data", data.build())
             .build(),
     }
 }

@@ -104,6 +104,7 @@ pub fn render_manifests(
 ) -> Result<String, EvalError> {
     let ctx = EvalContext {
         values,
+        item: None,
         release_name: &release.name,
         release_namespace: &release.namespace,
         chart_name: &spec.chart.name,

@@ -3,8 +3,8 @@
 //! `values.schema.json` (draft-07, self-contained: local `$ref`s only).
 
 use crate::model::{
-    ApiValues, ConfigFileValues, ImageValues, JobsValues, LocalObjectReference, MigrateValues,
-    PoolValues, ServiceAccountValues, WorkerValues,
+    ApiValues, ConfigFileValues, DependencyCapacity, ImageValues, JobsValues, LocalObjectReference,
+    MigrateValues, PoolValues, ServiceAccountValues, WorkerValues,
 };
 use crate::spec::{Spec, WorkloadClass};
 use schemars::generate::{SchemaGenerator, SchemaSettings};
@@ -30,16 +30,17 @@ pub fn values_schema(spec: &Spec) -> Value {
     for (name, workload) in spec.workloads.all() {
         let schema = match workload.class() {
             WorkloadClass::Api => {
-                let base = gen.subschema_for::<ApiValues>().to_value();
-                workloads.insert(name.to_string(), with_install_time_rules(base, API_RULES));
-                continue;
+                with_install_time_rules(gen.subschema_for::<ApiValues>().to_value(), API_RULES)
             }
-            WorkloadClass::Jobs => gen.subschema_for::<JobsValues>(),
-            WorkloadClass::Pool => gen.subschema_for::<PoolValues>(),
-            WorkloadClass::Worker => gen.subschema_for::<WorkerValues>(),
-            WorkloadClass::Migrate => gen.subschema_for::<MigrateValues>(),
+            WorkloadClass::Jobs => gen.subschema_for::<JobsValues>().to_value(),
+            WorkloadClass::Pool => gen.subschema_for::<PoolValues>().to_value(),
+            WorkloadClass::Worker => gen.subschema_for::<WorkerValues>().to_value(),
+            WorkloadClass::Migrate => gen.subschema_for::<MigrateValues>().to_value(),
         };
-        workloads.insert(name.to_string(), schema.to_value());
+        workloads.insert(
+            name.to_string(),
+            close_workload_maps(schema, &workload.to_values()),
+        );
     }
     let names: Vec<&str> = spec.workloads.all().iter().map(|(n, _)| *n).collect();
     let properties = json!({
@@ -55,6 +56,23 @@ pub fn values_schema(spec: &Spec) -> Value {
             "description": "The application's configuration, rendered into a ConfigMap whose checksum rolls the pods that read it.",
             "type": "object"
         },
+        "features": close_map(
+            json!({"description": "Feature flags that turn connection allocations on.", "type": "object", "additionalProperties": {"type": "boolean"}}),
+            spec.features.keys(),
+        ),
+        "dependencyCapacity": {"allOf": [
+            gen.subschema_for::<DependencyCapacity>().to_value(),
+            {"properties": {
+                "postgres": {"properties": {"reservations": close_map(
+                    json!({"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}}),
+                    spec.dependency_capacity.postgres.reservations.keys(),
+                )}},
+                "redis": {"properties": {"servers": close_map(
+                    json!({"type": "object", "additionalProperties": {"$ref": "#/definitions/RedisServer"}}),
+                    spec.dependency_capacity.redis.servers.keys(),
+                )}}
+            }}
+        ], "description": "The declared connection budgets every preset must fit."},
         "workloads": {
             "description": "The workloads, by name.",
             "type": "object",
@@ -69,7 +87,7 @@ pub fn values_schema(spec: &Spec) -> Value {
         "title": format!("Values of the {} chart", spec.chart.name),
         "type": "object",
         "properties": properties,
-        "required": ["image", "imagePullSecrets", "serviceAccount", "configFile", "config", "workloads"],
+        "required": ["image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "dependencyCapacity", "workloads"],
         "additionalProperties": false,
         "definitions": Value::Object(definitions.into_iter().collect()),
     });
@@ -122,6 +140,58 @@ fn with_install_time_rules(base: Value, rules: &[InstallTimeRule]) -> Value {
             all_of.push(schema);
         }
     }
+    json!({ "allOf": all_of })
+}
+
+/// A map schema closed to the names the spec declares: values may change what a
+/// declared entry holds, not add entries the chart's templates do not know.
+fn close_map<'a>(mut schema: Value, names: impl Iterator<Item = &'a String>) -> Value {
+    let item = schema
+        .get("additionalProperties")
+        .cloned()
+        .unwrap_or(json!({}));
+    let names: Vec<String> = names.cloned().collect();
+    let properties: Map<String, Value> = names.iter().map(|n| (n.clone(), item.clone())).collect();
+    if let Value::Object(m) = &mut schema {
+        m.insert("properties".into(), Value::Object(properties));
+        m.insert("additionalProperties".into(), Value::Bool(false));
+        m.insert("required".into(), json!(names));
+    }
+    schema
+}
+
+/// The spec-declared maps of a workload (connection allocations) closed the same way.
+fn close_workload_maps(schema: Value, workload: &Value) -> Value {
+    let mut overrides = Map::new();
+    for key in ["postgres", "redis"] {
+        let declared: Vec<String> = workload
+            .get(key)
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        let def = if key == "postgres" {
+            "PostgresAllocation"
+        } else {
+            "RedisAllocation"
+        };
+        overrides.insert(
+            key.to_string(),
+            close_map(
+                json!({"type": "object", "additionalProperties": {"$ref": format!("#/definitions/{def}")}}),
+                declared.iter(),
+            ),
+        );
+    }
+    let mut all_of = match schema {
+        Value::Object(mut m) if m.contains_key("allOf") && m.len() == 1 => {
+            match m.remove("allOf") {
+                Some(Value::Array(a)) => a,
+                _ => Vec::new(),
+            }
+        }
+        other => vec![other],
+    };
+    all_of.push(json!({"properties": overrides}));
     json!({ "allOf": all_of })
 }
 

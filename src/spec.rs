@@ -6,8 +6,8 @@
 //! suggests the closest key for a misspelt one.
 
 use crate::model::{
-    ApiValues, ConfigFileValues, ImageValues, JobsValues, LocalObjectReference, MigrateValues,
-    PoolValues, ServiceAccountValues, WorkerValues,
+    ApiValues, ConfigFileValues, DependencyCapacity, ImageValues, JobsValues, LocalObjectReference,
+    MigrateValues, PoolValues, ServiceAccountValues, WorkerValues,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -35,6 +35,12 @@ pub struct Spec {
     /// the pods that read it.
     #[serde(default)]
     pub config: Map<String, Value>,
+    /// Feature flags that turn connection allocations on (the gateway's outboxes).
+    #[serde(default)]
+    pub features: BTreeMap<String, bool>,
+    /// The declared connection budgets every preset must fit.
+    #[serde(default)]
+    pub dependency_capacity: DependencyCapacity,
     /// The workloads, grouped by class, each named.
     pub workloads: Workloads,
     /// Kubernetes versions `shipshape validate` checks every preset against.
@@ -346,6 +352,7 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
             ));
         }
     }
+    check_allocations(spec, file)?;
     for name in spec.presets.keys() {
         if !is_dns_label(name, 40) {
             return Err(invalid(
@@ -353,6 +360,157 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
                 format!("`{name}` is not a valid preset name"),
                 "use lowercase letters, digits and `-`, starting with a letter",
             ));
+        }
+    }
+    Ok(())
+}
+
+/// A name that becomes a values key and a template path segment.
+fn is_identifier(s: &str) -> bool {
+    s.len() <= 63
+        && s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Connection allocations name known features, workloads and Redis servers.
+fn check_allocations(spec: &Spec, file: &str) -> Result<(), SpecError> {
+    let invalid = |path: String, message: String, hint: String| SpecError::Invalid {
+        file: file.to_string(),
+        path,
+        message,
+        hint,
+    };
+    let workload_names: Vec<&str> = spec.workloads.all().iter().map(|(n, _)| *n).collect();
+    let features: Vec<&str> = spec.features.keys().map(String::as_str).collect();
+    let servers: Vec<&str> = spec
+        .dependency_capacity
+        .redis
+        .servers
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let suggest = |word: &str, known: &[&str]| {
+        closest(word, known)
+            .map(|c| format!("did you mean `{c}`?"))
+            .unwrap_or_else(|| format!("known: {}", known.join(", ")))
+    };
+    for name in spec.features.keys() {
+        if !is_identifier(name) {
+            return Err(invalid(
+                format!("features.{name}"),
+                format!("`{name}` is not a valid feature name"),
+                "use letters, digits, `_` and `-`, starting with a letter".into(),
+            ));
+        }
+    }
+    for name in spec.dependency_capacity.postgres.reservations.keys().chain(
+        servers
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .iter(),
+    ) {
+        if !is_identifier(name) {
+            return Err(invalid(
+                format!("dependencyCapacity.{name}"),
+                format!("`{name}` is not a valid name"),
+                "use letters, digits, `_` and `-`, starting with a letter".into(),
+            ));
+        }
+    }
+    for (name, workload) in spec.workloads.all() {
+        let values = workload.to_values();
+        let base = format!("workloads.{}.{name}", workload.class().name());
+        let postgres = values
+            .get("postgres")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (alloc, a) in &postgres {
+            let path = format!("{base}.postgres.{alloc}");
+            if !is_identifier(alloc) {
+                return Err(invalid(
+                    path,
+                    format!("`{alloc}` is not a valid allocation name"),
+                    "use letters, digits, `_` and `-`, starting with a letter".into(),
+                ));
+            }
+            let feature = a.get("feature").and_then(Value::as_str).unwrap_or("");
+            if !feature.is_empty() && !spec.features.contains_key(feature) {
+                return Err(invalid(
+                    format!("{path}.feature"),
+                    format!("unknown feature `{feature}`"),
+                    format!(
+                        "declare it under `features`, or {}",
+                        suggest(feature, &features)
+                    ),
+                ));
+            }
+            if let Some(other) = a
+                .get("sizeWithout")
+                .and_then(|s| s.get("workload"))
+                .and_then(Value::as_str)
+            {
+                if !workload_names.contains(&other) {
+                    return Err(invalid(
+                        format!("{path}.sizeWithout.workload"),
+                        format!("unknown workload `{other}`"),
+                        suggest(other, &workload_names),
+                    ));
+                }
+            }
+            let part_of = a.get("partOf").and_then(Value::as_str).unwrap_or("");
+            if !part_of.is_empty() {
+                let parent = postgres.get(part_of);
+                let parent_ok = parent.is_some_and(|p| {
+                    p.get("partOf")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .is_empty()
+                });
+                if !parent_ok {
+                    return Err(invalid(format!("{path}.partOf"), format!("`{part_of}` is not another allocation of `{name}`"), "name an allocation of the same workload that is not itself part of another".into()));
+                }
+                let size = a.get("size").and_then(Value::as_u64).unwrap_or(0);
+                let parent_size = parent
+                    .and_then(|p| p.get("size"))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                if size > parent_size {
+                    return Err(invalid(
+                        format!("{path}.size"),
+                        format!("{size} connections cannot be part of `{part_of}`'s {parent_size}"),
+                        format!("make `{part_of}` at least {size}"),
+                    ));
+                }
+            }
+        }
+        let redis = values
+            .get("redis")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (alloc, a) in &redis {
+            let path = format!("{base}.redis.{alloc}");
+            if !is_identifier(alloc) {
+                return Err(invalid(
+                    path,
+                    format!("`{alloc}` is not a valid allocation name"),
+                    "use letters, digits, `_` and `-`, starting with a letter".into(),
+                ));
+            }
+            let server = a.get("server").and_then(Value::as_str).unwrap_or("");
+            if !servers.contains(&server) {
+                return Err(invalid(
+                    format!("{path}.server"),
+                    format!("unknown Redis server `{server}`"),
+                    format!(
+                        "declare it under `dependencyCapacity.redis.servers`, or {}",
+                        suggest(server, &servers)
+                    ),
+                ));
+            }
         }
     }
     Ok(())

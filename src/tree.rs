@@ -47,6 +47,9 @@ pub enum ListPart {
     Item { value: Node, when: Option<Expr> },
     /// Every item of a values list, each as a JSON flow value (`range ...`).
     ItemsOf(ValuePath),
+    /// One item built from each element of a values list; inside, [`Expr::Item`] is the
+    /// element (`range` with `.` rebound).
+    Each { list: ValuePath, item: Node },
 }
 
 /// One template file holding one object.

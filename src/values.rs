@@ -78,6 +78,11 @@ pub fn default_values(spec: &Spec) -> Value {
     root.insert("serviceAccount".into(), to_json(&spec.service_account));
     root.insert("configFile".into(), to_json(&spec.config_file));
     root.insert("config".into(), Value::Object(spec.config.clone()));
+    root.insert("features".into(), to_json(&spec.features));
+    root.insert(
+        "dependencyCapacity".into(),
+        to_json(&spec.dependency_capacity),
+    );
     root.insert("workloads".into(), Value::Object(workloads));
     numbers_as_floats(Value::Object(root))
 }

@@ -232,8 +232,33 @@ fn string_map(rng: &mut Rng, avoid: &[&str]) -> Value {
     Value::Object(m)
 }
 
-fn random_workload(rng: &mut Rng, class: WorkloadClass) -> Value {
+fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value) -> Value {
     let mut w = Map::new();
+    if rng.chance(40) {
+        w.insert("processesPerPod".into(), json!(1 + rng.below(4)));
+    }
+    if rng.chance(30) {
+        w.insert(
+            "processEnv".into(),
+            json!(["WEB_CONCURRENCY", rng.pick(HOSTILE).to_string()]),
+        );
+    }
+    for dependency in ["postgres", "redis"] {
+        if let Some(allocations) = declared.get(dependency).and_then(Value::as_object) {
+            let mut sizes = Map::new();
+            for name in allocations.keys() {
+                if rng.chance(40) {
+                    let mut a = Map::new();
+                    a.insert("size".into(), json!(rng.below(70)));
+                    if rng.chance(20) {
+                        a.insert("env".into(), Value::String(String::new()));
+                    }
+                    sizes.insert(name.clone(), Value::Object(a));
+                }
+            }
+            w.insert(dependency.into(), Value::Object(sizes));
+        }
+    }
     let mut maybe = |rng: &mut Rng, key: &str, v: Value| {
         if rng.chance(50) {
             w.insert(key.to_string(), v);
@@ -325,25 +350,46 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
     let mut workloads = Map::new();
     for (name, w) in spec.workloads.all() {
         if rng.chance(60) {
-            workloads.insert(name.to_string(), random_workload(rng, w.class()));
+            workloads.insert(
+                name.to_string(),
+                random_workload(rng, w.class(), &w.to_values()),
+            );
         }
     }
     root.insert("workloads".into(), Value::Object(workloads));
+    let mut features = Map::new();
+    for k in spec.features.keys() {
+        if rng.chance(50) {
+            features.insert(k.clone(), Value::Bool(rng.chance(50)));
+        }
+    }
+    root.insert("features".into(), Value::Object(features));
+    if rng.chance(40) {
+        root.insert(
+            "dependencyCapacity".into(),
+            json!({"retiringGenerations": rng.below(4), "postgres": {"maxConnections": 1000000, "reserve": rng.below(50)}}),
+        );
+    }
     Value::Object(root)
 }
 
 #[test]
 fn randomized_values_render_like_helm_3_and_helm_4() {
+    for (seed, (name, spec_path)) in examples().into_iter().enumerate() {
+        randomized_example(&name, &spec_path, 0x5eed_0001 + seed as u64);
+    }
+}
+
+fn randomized_example(name: &str, spec_path: &Path, seed: u64) {
     const SETS: usize = 230;
     const REQUIRED: usize = 200;
-    let (name, spec_path) = examples().into_iter().next().unwrap();
-    let spec = load(&spec_path);
+    let spec = load(spec_path);
     let scratch = Scratch::new(&format!("eq-random-{name}"));
     write_outputs(&spec, scratch.path());
     let chart = scratch.path().join("chart");
     let schema = values_schema(&spec);
     let docs = build_objects(&spec);
-    let mut rng = Rng(0x5eed_0001);
+    let mut rng = Rng(seed);
     let mut cases = Vec::new();
     for i in 0..SETS {
         let overlay = random_values(&mut rng, &spec);
@@ -435,7 +481,7 @@ fn randomized_values_render_like_helm_3_and_helm_4() {
     });
     let checked = checked.into_inner();
     eprintln!(
-        "randomized: {checked} value sets rendered equal, {} refused by both",
+        "randomized {name}: {checked} value sets rendered equal, {} refused by both",
         refused.into_inner()
     );
     assert!(checked >= REQUIRED, "only {checked} of {SETS} random value sets were inside the schema; at least {REQUIRED} must render");

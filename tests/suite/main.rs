@@ -1,5 +1,6 @@
 //! The one integration test binary. Modules by concern; shared helpers in `support`.
 
+mod capacity;
 mod cli;
 mod equivalence;
 mod fixtures;

@@ -60,7 +60,23 @@ fn autoscaling_preset_renders_an_hpa_with_slow_scale_in_and_no_replicas() {
     );
     let hpa = object(&objects, "HorizontalPodAutoscaler", "release-name-api").expect("hpa");
     assert_eq!(hpa["apiVersion"], "autoscaling/v2");
-    assert_eq!(hpa["spec"]["maxReplicas"], 12);
+    // The agent platform's own `autoscaling` preset caps the built-in 12 at 4 to fit
+    // its 180-connection budget; the gateway keeps 12.
+    assert_eq!(hpa["spec"]["maxReplicas"], 4);
+    let gateway = load_spec(
+        &std::fs::read_to_string(repo_root().join("examples/llm-gateway/shipshape.yaml")).unwrap(),
+        "llm-gateway",
+    )
+    .unwrap();
+    let gateway_objects =
+        parse_objects(&generate_outputs(&gateway).unwrap().files["rendered/autoscaling.yaml"]);
+    let gateway_hpa = object(
+        &gateway_objects,
+        "HorizontalPodAutoscaler",
+        "release-name-api",
+    )
+    .expect("gateway hpa");
+    assert_eq!(gateway_hpa["spec"]["maxReplicas"], 12);
     let metrics = hpa["spec"]["metrics"].as_array().unwrap();
     assert!(metrics.iter().any(|m| m["resource"]["name"] == "cpu"));
     assert!(metrics
