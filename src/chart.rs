@@ -197,10 +197,7 @@ fn readme(inputs: &ChartInputs<'_>) -> Result<String, TemplateError> {
                 .map(|r| crate::capacity::format_markdown(&r))
                 .unwrap_or_default(),
             schema_rules => minijinja::Value::from(minijinja::value::Serde(
-                crate::schema::install_time_rules(spec)
-                    .into_iter()
-                    .map(|(path, rule)| (path, rule.rule, rule.description))
-                    .collect::<Vec<_>>(),
+                crate::schema::install_time_rules(spec),
             )),
         },
     )

@@ -155,6 +155,12 @@ pub enum Expr {
     Mul(Vec<Expr>),
     /// Integer difference: `sub a b`.
     Sub(Box<Expr>, Box<Expr>),
+    /// A list when the condition holds, else the empty list.
+    ListIf(Box<Expr>, Box<Expr>),
+    /// Lists concatenated and their string items joined: `join "," (concat a b)`.
+    JoinLists(&'static str, Vec<Expr>),
+    /// `trimSuffix "," x` on a string.
+    TrimSuffix(&'static str, Box<Expr>),
     /// Pods a rolling update may add for `max pods`, from a `maxSurge` that is a count
     /// or a percentage (rounded up, as Kubernetes rounds it).
     SurgePods(Box<Expr>, Box<Expr>),
@@ -230,6 +236,15 @@ impl Expr {
             Expr::Add(es) => format!("(add {})", join_go(es)),
             Expr::Mul(es) => format!("(mul {})", join_go(es)),
             Expr::Sub(a, b) => format!("(sub {} {})", a.to_go(), b.to_go()),
+            Expr::ListIf(c, l) => {
+                format!("(ternary {} (list) (not (not {})))", l.to_go(), c.to_go())
+            }
+            Expr::JoinLists(sep, lists) => {
+                format!("(join {} (concat {}))", go_string(sep), join_go(lists))
+            }
+            Expr::TrimSuffix(suffix, e) => {
+                format!("(trimSuffix {} {})", go_string(suffix), e.to_go())
+            }
             Expr::SurgePods(pods, surge) => {
                 let (p, s) = (pods.to_go(), surge.to_go());
                 format!(
@@ -388,6 +403,44 @@ impl Expr {
                     .wrapping_sub(sprig_int(&b.evaluate(ctx)?))
                     .into(),
             ),
+            Expr::ListIf(c, l) => {
+                let list = l.evaluate(ctx)?;
+                if truthy(&c.evaluate(ctx)?) {
+                    list
+                } else {
+                    Value::Array(Vec::new())
+                }
+            }
+            Expr::JoinLists(sep, lists) => {
+                let mut items = Vec::new();
+                for l in lists {
+                    match l.evaluate(ctx)? {
+                        Value::Array(a) => items.extend(a),
+                        other => {
+                            return Err(fail(format!(
+                                "cannot concat {} as a list",
+                                to_go_json(&other)
+                            )))
+                        }
+                    }
+                }
+                let parts: Vec<String> = items
+                    .iter()
+                    .filter(|v| !v.is_null())
+                    .map(|v| match v {
+                        Value::String(s) => Ok(s.clone()),
+                        other => Err(fail(format!(
+                            "expected a string item, got {}",
+                            to_go_json(other)
+                        ))),
+                    })
+                    .collect::<Result<_, _>>()?;
+                Value::String(parts.join(sep))
+            }
+            Expr::TrimSuffix(suffix, e) => {
+                let s = expect_string(e.evaluate(ctx)?).map_err(fail)?;
+                Value::String(s.strip_suffix(*suffix).unwrap_or(&s).to_string())
+            }
             Expr::SurgePods(pods, surge) => {
                 let pods = sprig_int(&pods.evaluate(ctx)?);
                 let surge = surge.evaluate(ctx)?;

@@ -49,13 +49,40 @@ fn count_presets(findings: &[(String, Finding)]) -> usize {
     names.len()
 }
 
-/// Findings, one block each, labelled with their preset.
+/// Findings, one block each, labelled with the presets they occur in (a finding
+/// shared by several presets is printed once).
 pub fn format_findings(findings: &[(String, Finding)]) -> String {
-    findings
+    let mut grouped: Vec<(Vec<&str>, &Finding)> = Vec::new();
+    for (preset, finding) in findings {
+        match grouped.iter_mut().find(|(_, f)| *f == finding) {
+            Some((presets, _)) => presets.push(preset),
+            None => grouped.push((vec![preset.as_str()], finding)),
+        }
+    }
+    grouped
         .iter()
-        .map(|(preset, f)| format!("preset `{preset}`: {f}"))
+        .map(|(presets, f)| {
+            let label = if presets.len() == 1 {
+                "preset"
+            } else {
+                "presets"
+            };
+            let names: Vec<String> = presets.iter().map(|p| format!("`{p}`")).collect();
+            format!("{label} {}: {f}", names.join(", "))
+        })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+fn schema_finding(v: crate::values::SchemaViolation) -> Finding {
+    Finding {
+        rule: "values.schema",
+        severity: Severity::Error,
+        path: v.path,
+        message: v.message,
+        arithmetic: None,
+        hint: "change the value so that `values.schema.json` accepts it".into(),
+    }
 }
 
 /// Everything generation produced.
@@ -114,12 +141,23 @@ pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
     for name in names {
         let label = name.unwrap_or(DEFAULT_PRESET);
         let values = preset_values(spec, name)?;
-        check_values_schema(&values, &schema, &format!("preset `{label}`"))?;
-        findings.extend(
-            check_guards(spec, &values)
-                .into_iter()
-                .map(|f| (label.to_string(), f)),
-        );
+        let guard_findings = check_guards(spec, &values);
+        if let Err(ValuesError::Schema { violations, .. }) =
+            check_values_schema(&values, &schema, &format!("preset `{label}`"))
+        {
+            // The schema's own findings, unless a guard explains the same rule better.
+            for v in violations {
+                let explained = guard_findings
+                    .iter()
+                    .any(|f| v.message.starts_with(&format!("refused by {}:", f.rule)));
+                if !explained {
+                    findings.push((label.to_string(), schema_finding(v)));
+                }
+            }
+            findings.extend(guard_findings.into_iter().map(|f| (label.to_string(), f)));
+            continue;
+        }
+        findings.extend(guard_findings.into_iter().map(|f| (label.to_string(), f)));
         let text = render_manifests(spec, &docs, &values, &release).map_err(|source| {
             GenerateError::Render {
                 preset: label.to_string(),

@@ -93,6 +93,10 @@ pub fn check_guards(spec: &Spec, values: &Value) -> Vec<Finding> {
         }
     }
     findings.extend(capacity(spec, values));
+    findings.extend(shared_stores(spec, values));
+    findings.extend(job_partition(spec, values));
+    findings.extend(single_leader(spec, values));
+    findings.extend(pooler_mode(values));
     findings.sort_by(|a, b| (a.severity, &a.path, a.rule).cmp(&(b.severity, &b.path, b.rule)));
     findings
 }
@@ -239,4 +243,185 @@ fn capacity(spec: &Spec, values: &Value) -> Vec<Finding> {
             hint: f.hint,
         })
         .collect()
+}
+
+/// Whether a workload can run more than one pod, from its resolved values.
+fn runs_several_pods(values: &Value, name: &str, class: WorkloadClass) -> bool {
+    let w = values.get("workloads").and_then(|w| w.get(name));
+    let get = |k: &str| w.and_then(|w| w.get(k));
+    let enabled = get("enabled").and_then(Value::as_bool).unwrap_or(false);
+    let replicas = get("replicaCount").and_then(Value::as_f64).unwrap_or(0.0);
+    let on = |k: &str| {
+        get(k)
+            .and_then(|a| a.get("enabled"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    };
+    enabled
+        && match class {
+            WorkloadClass::Migrate => false,
+            WorkloadClass::Api => replicas > 1.0 || on("autoscaling") || on("keda"),
+            _ => replicas > 1.0,
+        }
+}
+
+/// `replicas.shared-stores`: a workload that can run more than one pod needs every
+/// shared store on Redis (a non-fatal store: a warning), and a Redis URL.
+fn shared_stores(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let several: Vec<&str> = spec
+        .workloads
+        .all()
+        .into_iter()
+        .filter(|(n, w)| runs_several_pods(values, n, w.class()))
+        .map(|(n, _)| n)
+        .collect();
+    let backend = |store: &str| {
+        values
+            .get("stores")
+            .and_then(|s| s.get(store))
+            .and_then(|s| s.get("backend"))
+            .and_then(Value::as_str)
+            .unwrap_or("memory")
+            .to_string()
+    };
+    if !several.is_empty() {
+        let who = several
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        for (name, store) in &spec.stores {
+            if store.class != crate::model::StoreClass::Shared || backend(name) == "redis" {
+                continue;
+            }
+            out.push(Finding {
+                rule: "replicas.shared-stores",
+                severity: if store.fatal { Severity::Error } else { Severity::Warning },
+                path: format!("stores.{name}.backend"),
+                message: format!(
+                    "the shared store `{name}` keeps its state in each pod's memory while {who} can run more than one pod: pods would disagree{}",
+                    if store.fatal { "" } else { " (reported, not fatal)" }
+                ),
+                arithmetic: None,
+                hint: format!("set `stores.{name}.backend=redis`, or run one pod"),
+            });
+        }
+    }
+    let uses_redis = spec.shared_stores().iter().any(|s| backend(s) == "redis");
+    let url = values
+        .get("storeRedis")
+        .and_then(|r| r.get("url"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if uses_redis && url.is_empty() {
+        out.push(Finding {
+            rule: "replicas.shared-stores",
+            severity: Severity::Error,
+            path: "storeRedis.url".into(),
+            message: "shared stores are on Redis but no Redis URL is set".into(),
+            arithmetic: None,
+            hint: "set `storeRedis.url`, e.g. `redis://valkey:6379`".into(),
+        });
+    }
+    out
+}
+
+/// `jobs.partition`: for every combination of enabled pools, every scheduled job runs in
+/// exactly one workload (proved structurally), and the registry is consistent.
+fn job_partition(spec: &Spec, values: &Value) -> Vec<Finding> {
+    use crate::partition::{check_registry, prove_partition, Pool};
+    let scheduling: crate::model::Scheduling = values
+        .get("scheduling")
+        .and_then(|s| serde_json::from_value(s.clone()).ok())
+        .unwrap_or_default();
+    let pools: Vec<Pool> = scheduling
+        .pools
+        .iter()
+        .map(|(name, p)| Pool {
+            name: name.clone(),
+            jobs: p.jobs.clone(),
+            allowed: p.allowed.clone(),
+        })
+        .collect();
+    let enabled = |class: WorkloadClass| {
+        spec.workloads
+            .all()
+            .into_iter()
+            .filter(|(_, w)| w.class() == class)
+            .any(|(n, _)| {
+                values
+                    .get("workloads")
+                    .and_then(|w| w.get(n))
+                    .and_then(|w| w.get("enabled"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false)
+            })
+    };
+    let mut findings = check_registry(&scheduling.jobs, &pools);
+    findings.extend(prove_partition(
+        &scheduling.jobs,
+        &pools,
+        enabled(WorkloadClass::Api),
+        enabled(WorkloadClass::Jobs),
+    ));
+    findings
+        .into_iter()
+        .map(|f| Finding {
+            rule: f.rule,
+            severity: Severity::Error,
+            path: f.path,
+            message: f.message,
+            arithmetic: None,
+            hint: f.hint,
+        })
+        .collect()
+}
+
+/// `pool.single-leader`: a pool with more than one replica needs leader election or
+/// per-job claiming.
+fn single_leader(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for name in spec.workloads.pool.keys() {
+        let Some(pool) = workload_values::<crate::model::PoolValues>(values, name) else {
+            continue;
+        };
+        if pool.enabled && pool.replica_count > 1 && !pool.leader_election && !pool.claiming {
+            out.push(Finding {
+                rule: "pool.single-leader",
+                severity: Severity::Error,
+                path: format!("workloads.{name}.replicaCount"),
+                message: format!(
+                    "the pool `{name}` runs {} replicas with neither leader election nor claiming: its jobs would run in every replica",
+                    pool.replica_count
+                ),
+                arithmetic: None,
+                hint: format!("set `workloads.{name}.leaderElection=true` (failover) or `workloads.{name}.claiming=true` (parallel), or `replicaCount=1`"),
+            });
+        }
+    }
+    out
+}
+
+/// `postgres.pooler-mode`: PgBouncer stays in session mode.
+fn pooler_mode(values: &Value) -> Vec<Finding> {
+    let pooler: crate::model::PostgresPooler = values
+        .get("postgresPooler")
+        .and_then(|p| serde_json::from_value(p.clone()).ok())
+        .unwrap_or_default();
+    if pooler.enabled && pooler.pool_mode != "session" {
+        vec![Finding {
+            rule: "postgres.pooler-mode",
+            severity: Severity::Error,
+            path: "postgresPooler.poolMode".into(),
+            message: format!(
+                "PgBouncer in `{}` mode hands a connection to another client between statements or transactions; queries would run in the wrong tenant's schema",
+                pooler.pool_mode
+            ),
+            arithmetic: None,
+            hint: "set `postgresPooler.poolMode=session`".into(),
+        }]
+    } else {
+        Vec::new()
+    }
 }

@@ -18,6 +18,8 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
             name,
             class: workload.class(),
             declared: workload.to_values(),
+            shared_stores: spec.shared_stores().iter().map(|s| s.to_string()).collect(),
+            pool_workloads: spec.workloads.pool.keys().cloned().collect(),
         };
         match w.class {
             WorkloadClass::Api => {
@@ -48,6 +50,10 @@ struct Workload<'a> {
     /// The spec's declaration of the workload (its default values): which connection
     /// allocations exist and what they depend on.
     declared: Value,
+    /// The spec's shared stores.
+    shared_stores: Vec<String>,
+    /// The names of the spec's `pool` workloads.
+    pool_workloads: Vec<String>,
 }
 
 impl Workload<'_> {
@@ -793,6 +799,7 @@ fn managed_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
         },
         val(&w.value("processEnv")),
     )];
+    out.extend(replica_and_scheduling_env(w));
     for (alloc, declared) in declared_allocations(w, "postgres") {
         let path = w.value("postgres").child(alloc);
         let size = effective_postgres_size(w.name, alloc, declared);
@@ -901,4 +908,143 @@ fn capacity_config_map(spec: &Spec) -> Document {
             .entry("data", data.build())
             .build(),
     }
+}
+
+/// Whether the workload can run more than one pod: replicas above one or an
+/// autoscaler on (the replica mode is then `multi`).
+pub fn can_run_several_pods(w_name: &str, class: WorkloadClass) -> Expr {
+    let path = ValuePath::new(["workloads", w_name]);
+    match class {
+        WorkloadClass::Migrate => lit(false),
+        WorkloadClass::Api => Expr::Or(vec![
+            val(&path.child("replicaCount")).cmp(crate::expr::CmpOp::Gt, lit(1)),
+            val(&path.child("autoscaling").child("enabled")),
+            val(&path.child("keda").child("enabled")),
+        ]),
+        _ => val(&path.child("replicaCount")).cmp(crate::expr::CmpOp::Gt, lit(1)),
+    }
+}
+
+/// An env entry whose name comes from `managedEnv.<key>`, present when that name is set.
+fn named_env(key: &str, value: Expr, when: Expr) -> (ListPart, Expr) {
+    let name = val(&ValuePath::new(["managedEnv", key]));
+    let condition = Expr::And(vec![name.clone(), when]);
+    (
+        ListPart::Item {
+            value: Node::map(vec![
+                ("name", Node::Leaf(name)),
+                ("value", Node::Leaf(value)),
+            ]),
+            when: Some(condition.clone()),
+        },
+        condition,
+    )
+}
+
+fn flag(e: Expr) -> Expr {
+    Expr::If(Box::new(e), Box::new(lit("true")), Box::new(lit("false")))
+}
+
+/// Replica mode, replica strictness, shared store backends and their Redis URL, and the
+/// scheduling configuration of `jobs` and `pool` workloads.
+fn replica_and_scheduling_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
+    let mut out = vec![
+        named_env(
+            "replicaMode",
+            Expr::If(
+                Box::new(can_run_several_pods(w.name, w.class)),
+                Box::new(lit("multi")),
+                Box::new(lit("single")),
+            ),
+            lit(true),
+        ),
+        named_env(
+            "replicaStrict",
+            flag(val(&ValuePath::new(["replicaStrict"]))),
+            lit(true),
+        ),
+    ];
+    let stores = ValuePath::new(["stores"]);
+    let mut any_redis = Vec::new();
+    for store in &w.shared_stores {
+        let path = stores.child(store);
+        any_redis.push(Expr::StrEq(
+            Box::new(val(&path.child("backend"))),
+            Box::new(lit("redis")),
+        ));
+        let env = val(&path.child("env"));
+        out.push((
+            ListPart::Item {
+                value: Node::map(vec![
+                    ("name", Node::Leaf(env.clone())),
+                    ("value", Node::Leaf(val(&path.child("backend")))),
+                ]),
+                when: Some(env.clone()),
+            },
+            env,
+        ));
+    }
+    if !any_redis.is_empty() {
+        out.push(named_env(
+            "redisUrl",
+            val(&ValuePath::new(["storeRedis", "url"])),
+            Expr::Or(any_redis),
+        ));
+    }
+    let pools = ValuePath::new(["scheduling", "pools"]);
+    match w.class {
+        WorkloadClass::Jobs => {
+            let offloaded: Vec<Expr> = w
+                .pool_workloads
+                .iter()
+                .map(|p| {
+                    Expr::If(
+                        Box::new(val(&ValuePath::new(["workloads", p, "enabled"]))),
+                        Box::new(lit(format!("{p},"))),
+                        Box::new(lit("")),
+                    )
+                })
+                .collect();
+            out.push(named_env(
+                "offloadedPools",
+                Expr::TrimSuffix(",", Box::new(Expr::Concat(offloaded))),
+                lit(true),
+            ));
+            let skipped: Vec<Expr> = w
+                .pool_workloads
+                .iter()
+                .map(|p| {
+                    Expr::ListIf(
+                        Box::new(val(&ValuePath::new(["workloads", p, "enabled"]))),
+                        Box::new(val(&pools.child(p).child("jobs"))),
+                    )
+                })
+                .collect();
+            out.push(named_env(
+                "skipJobs",
+                Expr::JoinLists(",", skipped),
+                lit(true),
+            ));
+        }
+        WorkloadClass::Pool => {
+            out.push(named_env("schedulingPool", lit(w.name), lit(true)));
+            out.push(named_env(
+                "keepJobs",
+                Expr::JoinLists(",", vec![val(&pools.child(w.name).child("jobs"))]),
+                lit(true),
+            ));
+            out.push(named_env(
+                "leaderElection",
+                flag(val(&w.value("leaderElection"))),
+                lit(true),
+            ));
+            out.push(named_env(
+                "claiming",
+                flag(val(&w.value("claiming"))),
+                lit(true),
+            ));
+        }
+        _ => {}
+    }
+    out
 }

@@ -35,7 +35,7 @@ pub const RULE: &str = "jobs.partition";
 const MAX_LISTED: usize = 5;
 
 /// One scheduled job of the image (a `@Scheduled` bean, a poller, a sweep).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScheduledJob {
     /// The job's name, unique in the registry (usually the bean class).

@@ -1,7 +1,7 @@
 //! Presets: the built-in ones (`presets/*.yaml`, applicable to any spec) and the
 //! spec's own, which override or add. Each resolves to a values overlay.
 
-use crate::spec::{PresetSpec, Spec};
+use crate::spec::Spec;
 use crate::values::merge_user_values;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -9,13 +9,16 @@ use std::collections::BTreeMap;
 
 /// A built-in preset file.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct BuiltinPreset {
     description: String,
     #[serde(default)]
     classes: BTreeMap<String, Map<String, Value>>,
     #[serde(default)]
     values: Map<String, Value>,
+    /// The backend every shared store of the spec gets.
+    #[serde(default)]
+    shared_store_backend: Option<String>,
 }
 
 /// The built-in presets, by name, as shipped in `presets/`.
@@ -44,6 +47,7 @@ fn expand_builtin(spec: &Spec, text: &str) -> Preset {
         description: String::new(),
         classes: BTreeMap::new(),
         values: Map::new(),
+        shared_store_backend: None,
     });
     let mut workloads = Map::new();
     for (name, workload) in spec.workloads.all() {
@@ -52,6 +56,19 @@ fn expand_builtin(spec: &Spec, text: &str) -> Preset {
         }
     }
     let mut values = builtin.values.clone();
+    if let Some(backend) = &builtin.shared_store_backend {
+        let stores: Map<String, Value> = spec
+            .shared_stores()
+            .into_iter()
+            .map(|name| (name.to_string(), serde_json::json!({"backend": backend})))
+            .collect();
+        if !stores.is_empty() {
+            merge_user_values(
+                &mut values,
+                Map::from_iter([("stores".to_string(), Value::Object(stores))]),
+            );
+        }
+    }
     if !workloads.is_empty() {
         merge_user_values(
             &mut values,
@@ -64,6 +81,21 @@ fn expand_builtin(spec: &Spec, text: &str) -> Preset {
     }
 }
 
+/// Puts every shared store of the spec on `backend` in a values overlay.
+fn set_shared_store_backend(spec: &Spec, values: &mut Map<String, Value>, backend: &str) {
+    let stores: Map<String, Value> = spec
+        .shared_stores()
+        .into_iter()
+        .map(|name| (name.to_string(), serde_json::json!({ "backend": backend })))
+        .collect();
+    if !stores.is_empty() {
+        merge_user_values(
+            values,
+            Map::from_iter([("stores".to_string(), Value::Object(stores))]),
+        );
+    }
+}
+
 /// Every preset of the spec: built-ins first, then the spec's own merged over a
 /// built-in of the same name or added.
 pub fn all_presets(spec: &Spec) -> BTreeMap<String, Preset> {
@@ -71,27 +103,29 @@ pub fn all_presets(spec: &Spec) -> BTreeMap<String, Preset> {
         .iter()
         .map(|(name, text)| (name.to_string(), expand_builtin(spec, text)))
         .collect();
-    for (
-        name,
-        PresetSpec {
-            description,
-            values,
-        },
-    ) in &spec.presets
-    {
+    for (name, preset) in &spec.presets {
+        let mut values = Map::new();
+        if let Some(backend) = preset.shared_store_backend {
+            let backend = match backend {
+                crate::model::StoreBackend::Memory => "memory",
+                crate::model::StoreBackend::Redis => "redis",
+            };
+            set_shared_store_backend(spec, &mut values, backend);
+        }
+        merge_user_values(&mut values, preset.values.clone());
         match presets.get_mut(name) {
             Some(existing) => {
-                merge_user_values(&mut existing.values, values.clone());
-                if !description.is_empty() {
-                    existing.description = description.clone();
+                merge_user_values(&mut existing.values, values);
+                if !preset.description.is_empty() {
+                    existing.description = preset.description.clone();
                 }
             }
             None => {
                 presets.insert(
                     name.clone(),
                     Preset {
-                        description: description.clone(),
-                        values: values.clone(),
+                        description: preset.description.clone(),
+                        values,
                     },
                 );
             }

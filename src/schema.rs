@@ -4,7 +4,8 @@
 
 use crate::model::{
     ApiValues, ConfigFileValues, DependencyCapacity, ImageValues, JobsValues, LocalObjectReference,
-    MigrateValues, PoolValues, ServiceAccountValues, WorkerValues,
+    ManagedEnv, MigrateValues, PoolValues, PostgresPooler, Scheduling, ServiceAccountValues,
+    StoreRedis, WorkerValues,
 };
 use crate::spec::{Spec, WorkloadClass};
 use schemars::generate::{SchemaGenerator, SchemaSettings};
@@ -60,6 +61,21 @@ pub fn values_schema(spec: &Spec) -> Value {
             json!({"description": "Feature flags that turn connection allocations on.", "type": "object", "additionalProperties": {"type": "boolean"}}),
             spec.features.keys(),
         ),
+        "replicaStrict": {"description": "Make unsafe replica findings fatal at boot.", "type": "boolean"},
+        "stores": close_map(
+            json!({"description": "The shared stores: each one's backend, `memory` (one pod only) or `redis`.", "type": "object", "additionalProperties": gen.subschema_for::<crate::model::SharedStoreValues>().to_value()}),
+            spec.shared_stores().iter().map(|s| s.to_string()).collect::<Vec<_>>().iter(),
+        ),
+        "storeRedis": gen.subschema_for::<StoreRedis>().to_value(),
+        "scheduling": {"allOf": [
+            gen.subschema_for::<Scheduling>().to_value(),
+            {"properties": {"pools": close_map(
+                json!({"type": "object", "additionalProperties": {"$ref": "#/definitions/PoolJobs"}}),
+                spec.scheduling.pools.keys(),
+            )}}
+        ], "description": "Scheduled jobs and the pools that own them."},
+        "managedEnv": gen.subschema_for::<ManagedEnv>().to_value(),
+        "postgresPooler": gen.subschema_for::<PostgresPooler>().to_value(),
         "dependencyCapacity": {"allOf": [
             gen.subschema_for::<DependencyCapacity>().to_value(),
             {"properties": {
@@ -87,13 +103,114 @@ pub fn values_schema(spec: &Spec) -> Value {
         "title": format!("Values of the {} chart", spec.chart.name),
         "type": "object",
         "properties": properties,
-        "required": ["image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "dependencyCapacity", "workloads"],
+        "required": ["image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "replicaStrict", "stores", "storeRedis", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads"],
         "additionalProperties": false,
         "definitions": Value::Object(definitions.into_iter().collect()),
     });
     tidy(&mut root);
     require_non_nullable(&mut root);
+    let rules: Vec<Value> = root_rules(spec).into_iter().map(|r| r.schema).collect();
+    if let Value::Object(m) = &mut root {
+        if !rules.is_empty() {
+            m.insert("allOf".into(), Value::Array(rules));
+        }
+    }
     root
+}
+
+/// A rule on the whole values tree, generated for the spec's workloads and stores.
+pub struct RootRule {
+    /// The guard's rule id.
+    pub rule: &'static str,
+    /// The values path it concerns.
+    pub path: String,
+    /// What it refuses, for the README.
+    pub description: String,
+    /// The draft-07 schema, with the description in it.
+    pub schema: Value,
+}
+
+/// `replicas.shared-stores`, `pool.single-leader` and `postgres.pooler-mode` where
+/// draft-07 can say them.
+pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
+    let mut rules = Vec::new();
+    let fatal: Vec<&String> = spec
+        .stores
+        .iter()
+        .filter(|(_, s)| s.class == crate::model::StoreClass::Shared && s.fatal)
+        .map(|(n, _)| n)
+        .collect();
+    for (name, workload) in spec.workloads.all() {
+        let class = workload.class();
+        if class == WorkloadClass::Migrate {
+            continue;
+        }
+        let mut multi = vec![
+            json!({"required": ["replicaCount"], "properties": {"replicaCount": {"minimum": 2}}}),
+        ];
+        if class == WorkloadClass::Api {
+            for key in ["autoscaling", "keda"] {
+                multi.push(json!({"required": [key], "properties": {key: {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}));
+            }
+        }
+        if !fatal.is_empty() {
+            let stores: Map<String, Value> = fatal
+                .iter()
+                .map(|s| {
+                    (
+                        s.to_string(),
+                        json!({"properties": {"backend": {"const": "redis"}}}),
+                    )
+                })
+                .collect();
+            let description = format!(
+                "replicas.shared-stores: `workloads.{name}` can run more than one pod (replicaCount >= 2{}), so every shared store must be `redis`",
+                if class == WorkloadClass::Api { " or an autoscaler on" } else { "" }
+            );
+            rules.push(RootRule {
+                rule: "replicas.shared-stores",
+                path: format!("workloads.{name}"),
+                description: description.clone(),
+                schema: json!({
+                    "description": description,
+                    "if": {"required": ["workloads"], "properties": {"workloads": {"required": [name], "properties": {name: {
+                        "required": ["enabled"], "properties": {"enabled": {"const": true}}, "anyOf": multi
+                    }}}}},
+                    "then": {"properties": {"stores": {"properties": stores}}}
+                }),
+            });
+        }
+        if class == WorkloadClass::Pool {
+            let description = format!("pool.single-leader: `workloads.{name}` with replicaCount >= 2 needs `leaderElection` or `claiming`");
+            rules.push(RootRule {
+                rule: "pool.single-leader",
+                path: format!("workloads.{name}"),
+                description: description.clone(),
+                schema: json!({
+                    "description": description,
+                    "if": {"required": ["workloads"], "properties": {"workloads": {"required": [name], "properties": {name: {
+                        "required": ["replicaCount"], "properties": {"replicaCount": {"minimum": 2}}
+                    }}}}},
+                    "then": {"properties": {"workloads": {"properties": {name: {"anyOf": [
+                        {"properties": {"leaderElection": {"const": true}}},
+                        {"properties": {"claiming": {"const": true}}}
+                    ]}}}}}
+                }),
+            });
+        }
+    }
+    let description = "postgres.pooler-mode: with `postgresPooler.enabled`, `poolMode` must be `session` (transaction pooling runs queries in the wrong tenant's schema)".to_string();
+    rules.push(RootRule {
+        rule: "postgres.pooler-mode",
+        path: "postgresPooler".into(),
+        description: description.clone(),
+        schema: json!({
+            "description": description,
+            "if": {"required": ["postgresPooler"], "properties": {"postgresPooler": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}},
+            "then": {"properties": {"postgresPooler": {"properties": {"poolMode": {"const": "session"}}}}}
+        }),
+    });
+    rules
 }
 
 /// A guard that draft-07 can say too, so Helm itself refuses `--set` values that
@@ -115,14 +232,28 @@ pub const API_RULES: &[InstallTimeRule] = &[InstallTimeRule {
     schema: r#"{"not": {"required": ["autoscaling", "keda"], "properties": {"autoscaling": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}, "keda": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}}"#,
 }];
 
-/// Every install-time rule of the chart with the values path it applies to.
-pub fn install_time_rules(spec: &Spec) -> Vec<(String, &'static InstallTimeRule)> {
+/// Every install-time rule of the chart: `(values path, rule id, what it refuses)`.
+pub fn install_time_rules(spec: &Spec) -> Vec<(String, &'static str, String)> {
     let mut out = Vec::new();
     for (name, workload) in spec.workloads.all() {
         if workload.class() == WorkloadClass::Api {
-            out.extend(API_RULES.iter().map(|r| (format!("workloads.{name}"), r)));
+            out.extend(API_RULES.iter().map(|r| {
+                (
+                    format!("workloads.{name}"),
+                    r.rule,
+                    r.description.to_string(),
+                )
+            }));
         }
     }
+    out.extend(root_rules(spec).into_iter().map(|r| {
+        let text = r
+            .description
+            .strip_prefix(&format!("{}: ", r.rule))
+            .unwrap_or(&r.description)
+            .to_string();
+        (r.path, r.rule, text)
+    }));
     out
 }
 

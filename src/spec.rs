@@ -7,7 +7,8 @@
 
 use crate::model::{
     ApiValues, ConfigFileValues, DependencyCapacity, ImageValues, JobsValues, LocalObjectReference,
-    MigrateValues, PoolValues, ServiceAccountValues, WorkerValues,
+    ManagedEnv, MigrateValues, PoolValues, PostgresPooler, Scheduling, ServiceAccountValues,
+    StoreClass, StoreRedis, StoreSpec, WorkerValues,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,24 @@ pub struct Spec {
     /// The declared connection budgets every preset must fit.
     #[serde(default)]
     pub dependency_capacity: DependencyCapacity,
+    /// Every piece of per-process state of the application, classified.
+    #[serde(default)]
+    pub stores: BTreeMap<String, StoreSpec>,
+    /// Make unsafe replica findings fatal at boot (rendered as `managedEnv.replicaStrict`).
+    #[serde(default)]
+    pub replica_strict: bool,
+    /// The Redis server shared stores use.
+    #[serde(default)]
+    pub store_redis: StoreRedis,
+    /// Scheduled jobs and pools.
+    #[serde(default)]
+    pub scheduling: Scheduling,
+    /// Names of the environment variables the chart manages.
+    #[serde(default)]
+    pub managed_env: ManagedEnv,
+    /// The PgBouncer in front of PostgreSQL, if any.
+    #[serde(default)]
+    pub postgres_pooler: PostgresPooler,
     /// The workloads, grouped by class, each named.
     pub workloads: Workloads,
     /// Kubernetes versions `shipshape validate` checks every preset against.
@@ -63,6 +82,9 @@ pub struct PresetSpec {
     /// The values overlay, merged over the chart's defaults as Helm merges `-f` files.
     #[serde(default)]
     pub values: Map<String, Value>,
+    /// Set every shared store's backend (`redis` before a second replica).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_store_backend: Option<crate::model::StoreBackend>,
 }
 
 fn default_kubernetes_versions() -> Vec<String> {
@@ -161,6 +183,17 @@ impl WorkloadRef<'_> {
     }
 }
 
+impl Spec {
+    /// The names of the shared stores.
+    pub fn shared_stores(&self) -> Vec<&str> {
+        self.stores
+            .iter()
+            .filter(|(_, s)| s.class == StoreClass::Shared)
+            .map(|(n, _)| n.as_str())
+            .collect()
+    }
+}
+
 impl Workloads {
     /// Every workload as `(name, workload)`, sorted by name.
     pub fn all(&self) -> Vec<(&str, WorkloadRef<'_>)> {
@@ -229,6 +262,7 @@ pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
         let message = plain_message(&e.without_snippet().to_string());
         let hint = suggestion(&message)
             .map(|s| format!("\n  hint: did you mean `{s}`?"))
+            .or_else(|| missing_field_hint(&message))
             .unwrap_or_default();
         SpecError::Parse {
             file: file.to_string(),
@@ -280,6 +314,23 @@ fn suggestion(message: &str) -> Option<String> {
         .filter(|s| !s.is_empty() && *s != "expected" && *s != "one" && *s != "of")
         .collect();
     closest(unknown, &candidates)
+}
+
+/// What to write for a required field the spec left out.
+fn missing_field_hint(message: &str) -> Option<String> {
+    let field = message.strip_prefix("missing field `")?.strip_suffix('`')?;
+    let what = match field {
+        "class" => "classify the store: `durable`, `shared` or `per-process`",
+        "repository" => "name the image repository, e.g. `registry.example.com/team/app`",
+        "size" => "give the connections per process",
+        "server" => "name a server of `dependencyCapacity.redis.servers`",
+        _ => {
+            return Some(format!(
+                "\n  hint: add `{field}`; `shipshape schema` describes it"
+            ))
+        }
+    };
+    Some(format!("\n  hint: {what}"))
 }
 
 /// The candidate most similar to `word`, if any is reasonably close.
@@ -353,6 +404,7 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
         }
     }
     check_allocations(spec, file)?;
+    check_stores_and_pools(spec, file)?;
     for name in spec.presets.keys() {
         if !is_dns_label(name, 40) {
             return Err(invalid(
@@ -511,6 +563,70 @@ fn check_allocations(spec: &Spec, file: &str) -> Result<(), SpecError> {
                     ),
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Stores say what their class needs; every pool workload has a pool to run.
+fn check_stores_and_pools(spec: &Spec, file: &str) -> Result<(), SpecError> {
+    let invalid = |path: String, message: String, hint: String| SpecError::Invalid {
+        file: file.to_string(),
+        path,
+        message,
+        hint,
+    };
+    for (name, store) in &spec.stores {
+        let path = format!("stores.{name}");
+        if !is_identifier(name) {
+            return Err(invalid(
+                path,
+                format!("`{name}` is not a valid store name"),
+                "use letters, digits, `_` and `-`, starting with a letter".into(),
+            ));
+        }
+        match store.class {
+            StoreClass::Shared if store.env.is_empty() => {
+                return Err(invalid(
+                    format!("{path}.env"),
+                    format!("the shared store `{name}` names no variable that selects its backend"),
+                    "set `env` to the variable the application reads (`memory` or `redis`)".into(),
+                ))
+            }
+            StoreClass::PerProcess if store.reason.trim().is_empty() => {
+                return Err(invalid(
+                    format!("{path}.reason"),
+                    format!("the per-process store `{name}` gives no reason"),
+                    "say why every replica may keep its own copy, or classify it `shared`".into(),
+                ))
+            }
+            _ => {}
+        }
+    }
+    let pools: Vec<&str> = spec.scheduling.pools.keys().map(String::as_str).collect();
+    for name in spec.scheduling.pools.keys() {
+        if !is_identifier(name) {
+            return Err(invalid(
+                format!("scheduling.pools.{name}"),
+                format!("`{name}` is not a valid pool name"),
+                "use letters, digits, `_` and `-`, starting with a letter".into(),
+            ));
+        }
+    }
+    for name in spec.workloads.pool.keys() {
+        if !spec.scheduling.pools.contains_key(name) {
+            let hint = closest(name, &pools)
+                .map(|c| {
+                    format!("did you mean `{c}`? a pool workload runs the pool of its own name")
+                })
+                .unwrap_or_else(|| {
+                    format!("declare `scheduling.pools.{name}` with the jobs it runs")
+                });
+            return Err(invalid(
+                format!("workloads.pool.{name}"),
+                format!("no pool `{name}` in `scheduling.pools`"),
+                hint,
+            ));
         }
     }
     Ok(())

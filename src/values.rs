@@ -79,6 +79,24 @@ pub fn default_values(spec: &Spec) -> Value {
     root.insert("configFile".into(), to_json(&spec.config_file));
     root.insert("config".into(), Value::Object(spec.config.clone()));
     root.insert("features".into(), to_json(&spec.features));
+    root.insert("replicaStrict".into(), Value::Bool(spec.replica_strict));
+    let stores: Map<String, Value> = spec
+        .stores
+        .iter()
+        .filter(|(_, s)| s.class == crate::model::StoreClass::Shared)
+        .map(|(name, s)| {
+            let store = crate::model::SharedStoreValues {
+                backend: crate::model::StoreBackend::Memory,
+                env: s.env.clone(),
+            };
+            (name.clone(), to_json(&store))
+        })
+        .collect();
+    root.insert("stores".into(), Value::Object(stores));
+    root.insert("storeRedis".into(), to_json(&spec.store_redis));
+    root.insert("scheduling".into(), to_json(&spec.scheduling));
+    root.insert("managedEnv".into(), to_json(&spec.managed_env));
+    root.insert("postgresPooler".into(), to_json(&spec.postgres_pooler));
     root.insert(
         "dependencyCapacity".into(),
         to_json(&spec.dependency_capacity),
@@ -332,11 +350,22 @@ pub fn check_values_schema(
 /// (its `description`); other messages are cut so a whole workload's values are not
 /// printed back.
 fn violation_message(schema: &Value, schema_path: &str, raw: &str) -> String {
-    let rule = schema_path
-        .strip_suffix("/not")
-        .and_then(|parent| schema_node(schema, parent))
-        .and_then(|n| n.get("description"))
-        .and_then(Value::as_str);
+    // An install-time rule is a `not` or an `if`/`then` member whose `description` names
+    // the guard; report the innermost such rule on the failing keyword's path.
+    let mut rule = None;
+    let segments: Vec<&str> = schema_path.trim_start_matches('/').split('/').collect();
+    for end in (0..segments.len()).rev() {
+        if matches!(segments[end], "not" | "then") {
+            let parent = format!("/{}", segments[..end].join("/"));
+            if let Some(d) = schema_node(schema, &parent)
+                .and_then(|n| n.get("description"))
+                .and_then(Value::as_str)
+            {
+                rule = Some(d);
+                break;
+            }
+        }
+    }
     if let Some(rule) = rule {
         return format!("refused by {rule}");
     }

@@ -121,16 +121,33 @@ fn agent_platform_pools_match_adr_0014() {
     assert_eq!(per_process(all, "ingest"), 6);
     assert_eq!(per_process(all, "temporal"), 8);
     assert_eq!(per_process(all, "migrate"), 10);
+    // Without a jobs workload the api runs the sweeps and gets the larger pool.
+    let without_jobs = shipshape::values::resolve_values(
+        &spec,
+        None,
+        &[shipshape::values::ValuesSource::Set(
+            shipshape::values::parse_set_args(&["workloads.jobs.enabled=false".to_string()])
+                .unwrap(),
+        )],
+    );
+    let report = capacity_report(&spec, &without_jobs).unwrap();
+    let api = report.workloads.iter().find(|r| r.name == "api").unwrap();
     assert_eq!(
-        per_process(&files["rendered/api-only.yaml"], "api"),
-        15,
+        api.postgres_per_process, 15,
         "the api runs the sweeps without jobs"
     );
     let data = configmap_data(&files["rendered/default.yaml"]);
     assert_eq!(figure(&data, "postgres.budget"), 200 - 20);
     // (1 + 1 + 1) x 12 + (1 + 1 + 1) x 10 + (1 + 1 + 1) x 8 + 1 x 10
     assert_eq!(figure(&data, "postgres.peak"), 36 + 30 + 24 + 10);
-    let api_env = parse_objects(&files["rendered/api-only.yaml"])
+    let native = shipshape::render::render_manifests(
+        &spec,
+        &shipshape::objects::build_objects(&spec),
+        &without_jobs,
+        &shipshape::render::Release::default(),
+    )
+    .unwrap();
+    let api_env = parse_objects(&native)
         .into_iter()
         .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "release-name-api")
         .unwrap()["spec"]["template"]["spec"]["containers"][0]["env"]

@@ -119,6 +119,8 @@ fn render_matches_the_golden_render_and_applies_set_and_files() {
         "rel",
         "-n",
         "prod",
+        "--preset",
+        "scale-out",
         "--set",
         "workloads.api.replicaCount=5,image.tag=v2",
     ]);
@@ -338,8 +340,8 @@ fn diff_lists_changed_objects_in_text_and_markdown() {
     assert!(text.contains("no object changes"), "{text}");
     let changed = scratch.path().join("shipshape.yaml");
     let edited = std::fs::read_to_string(&spec).unwrap().replacen(
-        "      port: 8080\n",
-        "      port: 8080\n      replicaCount: 2\n",
+        "      drainSeconds: 30\n",
+        "      drainSeconds: 20\n",
         1,
     );
     std::fs::write(&changed, edited).unwrap();
@@ -354,7 +356,7 @@ fn diff_lists_changed_objects_in_text_and_markdown() {
     assert!(
         text.contains("preset `default`")
             && text.contains("Deployment/release-name-api")
-            && text.contains("spec.replicas: 1 -> 2"),
+            && text.contains(".lifecycle.preStop.exec.command[1]: \"30\" -> \"20\""),
         "{text}"
     );
     let (code, md, _) = shipshape(&[
@@ -369,7 +371,7 @@ fn diff_lists_changed_objects_in_text_and_markdown() {
     assert_eq!(code, 1);
     assert!(
         md.contains("### Rendered object changes: preset `default`")
-            && md.contains("| `spec.replicas` | `1` | `2` |"),
+            && md.contains("command[1]` | `\"30\"` | `\"20\"` |"),
         "{md}"
     );
     let (code, stdout, _) = shipshape(&[

@@ -357,6 +357,28 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
         }
     }
     root.insert("workloads".into(), Value::Object(workloads));
+    // Shared stores on Redis and pools with a leader most of the time, so that most sets
+    // with several replicas pass the install-time rules and render.
+    if rng.chance(80) {
+        let stores: Map<String, Value> = spec
+            .shared_stores()
+            .into_iter()
+            .map(|s| (s.to_string(), json!({"backend": "redis"})))
+            .collect();
+        root.insert("stores".into(), Value::Object(stores));
+        if rng.chance(50) {
+            root.insert("replicaStrict".into(), Value::Bool(true));
+        }
+    }
+    if let Some(Value::Object(workloads)) = root.get_mut("workloads") {
+        for name in spec.workloads.pool.keys() {
+            if rng.chance(80) {
+                if let Some(Value::Object(w)) = workloads.get_mut(name) {
+                    w.insert("leaderElection".into(), Value::Bool(true));
+                }
+            }
+        }
+    }
     let mut features = Map::new();
     for k in spec.features.keys() {
         if rng.chance(50) {
@@ -381,7 +403,7 @@ fn randomized_values_render_like_helm_3_and_helm_4() {
 }
 
 fn randomized_example(name: &str, spec_path: &Path, seed: u64) {
-    const SETS: usize = 230;
+    const SETS: usize = 300;
     const REQUIRED: usize = 200;
     let spec = load(spec_path);
     let scratch = Scratch::new(&format!("eq-random-{name}"));

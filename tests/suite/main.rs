@@ -7,4 +7,5 @@ mod fixtures;
 mod golden;
 mod presets;
 mod registry;
+mod replicas;
 mod support;

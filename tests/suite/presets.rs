@@ -144,14 +144,16 @@ fn helm_3_and_4_refuse_an_hpa_and_keda_together_but_accept_each_preset() {
     }
     let chart = scratch.path().join("chart");
     let chart = chart.to_str().unwrap();
+    let autoscaling = scratch.path().join("chart/values-autoscaling.yaml");
+    let keda = scratch.path().join("chart/values-keda.yaml");
     for helm_bin in [helm3(), helm4()] {
         let (code, _, err) = helm(
             &helm_bin,
             &[
                 "template",
                 chart,
-                "--set",
-                "workloads.api.autoscaling.enabled=true",
+                "-f",
+                autoscaling.to_str().unwrap(),
                 "--set",
                 "workloads.api.keda.enabled=true",
             ],
@@ -163,37 +165,19 @@ fn helm_3_and_4_refuse_an_hpa_and_keda_together_but_accept_each_preset() {
             "{}: {err}",
             helm_bin.display()
         );
-        for (code, what) in [
-            (
-                helm(
-                    &helm_bin,
-                    &[
-                        "template",
-                        chart,
-                        "--set",
-                        "workloads.api.keda.enabled=true",
-                    ],
-                    scratch.path(),
-                )
-                .0,
-                "keda alone",
-            ),
-            (
-                helm(
-                    &helm_bin,
-                    &[
-                        "template",
-                        chart,
-                        "--set",
-                        "workloads.api.autoscaling.enabled=true",
-                    ],
-                    scratch.path(),
-                )
-                .0,
-                "hpa alone",
-            ),
-        ] {
-            assert_eq!(code, 0, "{}: {what} refused", helm_bin.display());
+        for file in [&autoscaling, &keda] {
+            let (code, _, err) = helm(
+                &helm_bin,
+                &["template", chart, "-f", file.to_str().unwrap()],
+                scratch.path(),
+            );
+            assert_eq!(
+                code,
+                0,
+                "{}: {} refused: {err}",
+                helm_bin.display(),
+                file.display()
+            );
         }
     }
 }

@@ -1,0 +1,216 @@
+//! Replica safety and job ownership: the rendered scheduling configuration runs every
+//! job exactly once for all 16 combinations of pools, and Helm refuses what the
+//! install-time rules refuse.
+
+use crate::support::*;
+use serde_json::{json, Value};
+use shipshape::generate::generate_outputs;
+use shipshape::objects::build_objects;
+use shipshape::partition::{enumerate_placements, ScheduledJob};
+use shipshape::render::{render_manifests, Release};
+use shipshape::spec::{load_spec, Spec};
+use shipshape::values::{parse_values_yaml, resolve_values, ValuesSource};
+use std::collections::BTreeMap;
+
+fn agent_platform() -> Spec {
+    let path = repo_root().join("examples/agent-platform/shipshape.yaml");
+    load_spec(&std::fs::read_to_string(path).unwrap(), "agent-platform").unwrap()
+}
+
+fn env_of(objects: &[Value], workload: &str) -> Option<BTreeMap<String, String>> {
+    let d = objects.iter().find(|o| {
+        o["kind"] == "Deployment" && o["metadata"]["name"] == format!("release-name-{workload}")
+    })?;
+    Some(
+        d["spec"]["template"]["spec"]["containers"][0]["env"]
+            .as_array()?
+            .iter()
+            .filter_map(|e| {
+                Some((
+                    e["name"].as_str()?.to_string(),
+                    e["value"].as_str()?.to_string(),
+                ))
+            })
+            .collect(),
+    )
+}
+
+fn split(list: &str) -> Vec<String> {
+    list.split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_combination_of_pools_runs_each_job_exactly_once_in_the_rendered_config() {
+    let spec = agent_platform();
+    let pools: Vec<String> = spec.workloads.pool.keys().cloned().collect();
+    assert_eq!(pools.len(), 4);
+    let all_jobs: Vec<String> = spec
+        .scheduling
+        .jobs
+        .iter()
+        .map(|j| j.name.clone())
+        .collect();
+    let docs = build_objects(&spec);
+    let mut combinations = 0;
+    for mask in 0..(1u32 << pools.len()) {
+        let enabled: Vec<&String> = pools
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask & (1 << i) != 0)
+            .map(|(_, p)| p)
+            .collect();
+        let mut workloads = serde_json::Map::new();
+        for p in &pools {
+            workloads.insert(p.clone(), json!({"enabled": enabled.contains(&p)}));
+        }
+        let overlay = json!({"workloads": workloads});
+        let user = parse_values_yaml(&overlay.to_string(), "combination").unwrap();
+        let values = resolve_values(
+            &spec,
+            None,
+            &[ValuesSource::File {
+                name: "c".into(),
+                values: user,
+            }],
+        );
+        let objects =
+            parse_objects(&render_manifests(&spec, &docs, &values, &Release::default()).unwrap());
+        let mut runs: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let jobs_env = env_of(&objects, "jobs").expect("jobs workload");
+        let skipped = split(&jobs_env["APP_SCHEDULING_SKIP_BEAN_CLASSES"]);
+        let mut offloaded = split(&jobs_env["APP_SCHEDULING_OFFLOADED_POOLS"]);
+        offloaded.sort();
+        let mut expected: Vec<String> = enabled.iter().map(|p| p.to_string()).collect();
+        expected.sort();
+        assert_eq!(offloaded, expected, "mask {mask}");
+        for job in all_jobs.iter().filter(|j| !skipped.contains(j)) {
+            runs.entry(job.clone()).or_default().push("jobs".into());
+        }
+        for p in &pools {
+            if let Some(env) = env_of(&objects, p) {
+                assert_eq!(env["APP_SCHEDULING_POOL"], *p);
+                for job in split(&env["APP_SCHEDULING_KEEP_BEAN_CLASSES"]) {
+                    runs.entry(job).or_default().push(p.clone());
+                }
+            } else {
+                assert!(!enabled.contains(&p), "pool `{p}` enabled but not rendered");
+            }
+        }
+        for job in &all_jobs {
+            let at = runs.get(job).cloned().unwrap_or_default();
+            assert_eq!(at.len(), 1, "mask {mask}: `{job}` runs in {at:?}");
+        }
+        combinations += 1;
+    }
+    assert_eq!(combinations, 16);
+
+    // The brute-force enumeration of the partition module agrees.
+    let registry: Vec<ScheduledJob> = spec.scheduling.jobs.clone();
+    let pool_defs: Vec<shipshape::partition::Pool> = spec
+        .scheduling
+        .pools
+        .iter()
+        .map(|(n, p)| shipshape::partition::Pool {
+            name: n.clone(),
+            jobs: p.jobs.clone(),
+            allowed: p.allowed.clone(),
+        })
+        .collect();
+    let enumerated = enumerate_placements(&registry, &pool_defs, true, true);
+    assert_eq!(enumerated.len(), 16);
+    for (subset, placements) in enumerated {
+        for (job, at) in placements {
+            assert_eq!(at.len(), 1, "{subset:?}: `{job}` at {at:?}");
+        }
+    }
+}
+
+#[test]
+fn a_multi_replica_workload_gets_replica_mode_multi_and_shared_stores_on_redis() {
+    let spec = agent_platform();
+    let files = generate_outputs(&spec).unwrap().files;
+    let scale_out = parse_objects(&files["rendered/scale-out.yaml"]);
+    let api = env_of(&scale_out, "api").unwrap();
+    assert_eq!(api["APP_REPLICA_MODE"], "multi");
+    assert_eq!(api["APP_REPLICA_STRICT"], "true");
+    assert_eq!(api["MCP_OAUTH_STORE"], "redis");
+    assert_eq!(api["APP_VALKEY_URL"], "redis://valkey:6379");
+    let jobs = env_of(&scale_out, "jobs").unwrap();
+    assert_eq!(jobs["APP_REPLICA_MODE"], "single");
+    let default = parse_objects(&files["rendered/default.yaml"]);
+    let api = env_of(&default, "api").unwrap();
+    assert_eq!(api["APP_REPLICA_MODE"], "single");
+    assert_eq!(api["MCP_OAUTH_STORE"], "memory");
+    assert!(!api.contains_key("APP_VALKEY_URL"), "no store uses Redis");
+    let autoscaling = parse_objects(&files["rendered/autoscaling.yaml"]);
+    assert_eq!(
+        env_of(&autoscaling, "api").unwrap()["APP_REPLICA_MODE"],
+        "multi"
+    );
+}
+
+#[test]
+fn helm_3_and_4_refuse_unsafe_replicas_pools_and_poolers() {
+    let spec = agent_platform();
+    let scratch = Scratch::new("replica-rules");
+    for (rel, text) in generate_outputs(&spec).unwrap().files {
+        let p = scratch.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let chart = scratch.path().join("chart");
+    let chart = chart.to_str().unwrap();
+    let scale_out = scratch.path().join("chart/values-scale-out.yaml");
+    let refused: [&[&str]; 4] = [
+        &["--set", "workloads.api.replicaCount=2"],
+        &[
+            "-f",
+            scale_out.to_str().unwrap(),
+            "--set",
+            "stores.mcp-oauth.backend=memory",
+        ],
+        &[
+            "-f",
+            scale_out.to_str().unwrap(),
+            "--set",
+            "workloads.ingest.enabled=true,workloads.ingest.replicaCount=2",
+        ],
+        &[
+            "--set",
+            "postgresPooler.enabled=true,postgresPooler.poolMode=transaction",
+        ],
+    ];
+    let accepted: [&[&str]; 3] = [
+        &["-f", scale_out.to_str().unwrap()],
+        &[
+            "-f",
+            scale_out.to_str().unwrap(),
+            "--set",
+            "workloads.ingest.enabled=true,workloads.ingest.replicaCount=2,workloads.ingest.leaderElection=true",
+        ],
+        &["--set", "postgresPooler.enabled=true,postgresPooler.poolMode=session"],
+    ];
+    for helm_bin in [helm3(), helm4()] {
+        for args in refused {
+            let mut all = vec!["template", chart];
+            all.extend_from_slice(args);
+            let (code, _, err) = helm(&helm_bin, &all, scratch.path());
+            assert_ne!(code, 0, "{} accepted {args:?}", helm_bin.display());
+            assert!(
+                err.contains("values don't meet the specifications of the schema")
+                    || err.contains("schema"),
+                "{}: {err}",
+                helm_bin.display()
+            );
+        }
+        for args in accepted {
+            let mut all = vec!["template", chart];
+            all.extend_from_slice(args);
+            let (code, _, err) = helm(&helm_bin, &all, scratch.path());
+            assert_eq!(code, 0, "{} refused {args:?}: {err}", helm_bin.display());
+        }
+    }
+}
