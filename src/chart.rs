@@ -192,6 +192,7 @@ fn readme(inputs: &ChartInputs<'_>) -> Result<String, TemplateError> {
                     .collect::<Vec<(String, String)>>(),
             )),
             values_table => values_table(inputs.default_values, inputs.values_schema),
+            probes => minijinja::Value::from(minijinja::value::Serde(probe_rows(inputs))),
             capacity_formula => crate::capacity::FORMULA,
             capacity_table => crate::dependencies::capacity_report(spec, inputs.default_values)
                 .map(|r| crate::capacity::format_markdown(&r))
@@ -201,6 +202,44 @@ fn readme(inputs: &ChartInputs<'_>) -> Result<String, TemplateError> {
             )),
         },
     )
+}
+
+#[derive(Serialize)]
+struct ProbeRow {
+    name: String,
+    readiness: String,
+    liveness: String,
+}
+
+/// What each api workload's probes ask, from the default values.
+fn probe_rows(inputs: &ChartInputs<'_>) -> Vec<ProbeRow> {
+    let describe = |probe: Option<&Value>| match probe {
+        Some(p) if p.get("httpGet").is_some() => format!(
+            "GET {} every {}s",
+            p["httpGet"]["path"].as_str().unwrap_or("/"),
+            p.get("periodSeconds")
+                .and_then(Value::as_f64)
+                .unwrap_or(10.0)
+        ),
+        Some(p) if p.as_object().is_some_and(|m| !m.is_empty()) => {
+            serde_json::to_string(p).unwrap_or_default()
+        }
+        _ => "none".to_string(),
+    };
+    inputs
+        .spec
+        .workloads
+        .api
+        .keys()
+        .map(|name| {
+            let w = &inputs.default_values["workloads"][name];
+            ProbeRow {
+                name: name.clone(),
+                readiness: describe(w.get("readinessProbe")),
+                liveness: describe(w.get("livenessProbe")),
+            }
+        })
+        .collect()
 }
 
 fn render_template(

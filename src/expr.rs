@@ -161,6 +161,10 @@ pub enum Expr {
     JoinLists(&'static str, Vec<Expr>),
     /// `trimSuffix "," x` on a string.
     TrimSuffix(&'static str, Box<Expr>),
+    /// A map built from key/value pairs: `dict k1 v1 k2 v2` (a later key wins).
+    Dict(Vec<(Expr, Expr)>),
+    /// A copy of a map with one key set: `set (deepCopy m) k v`.
+    WithKey(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Pods a rolling update may add for `max pods`, from a `maxSurge` that is a count
     /// or a percentage (rounded up, as Kubernetes rounds it).
     SurgePods(Box<Expr>, Box<Expr>),
@@ -244,6 +248,17 @@ impl Expr {
             }
             Expr::TrimSuffix(suffix, e) => {
                 format!("(trimSuffix {} {})", go_string(suffix), e.to_go())
+            }
+            Expr::Dict(pairs) => {
+                let mut parts = vec!["dict".to_string()];
+                for (k, v) in pairs {
+                    parts.push(k.to_go());
+                    parts.push(v.to_go());
+                }
+                format!("({})", parts.join(" "))
+            }
+            Expr::WithKey(m, k, v) => {
+                format!("(set (deepCopy {}) {} {})", m.to_go(), k.to_go(), v.to_go())
             }
             Expr::SurgePods(pods, surge) => {
                 let (p, s) = (pods.to_go(), surge.to_go());
@@ -437,6 +452,22 @@ impl Expr {
                     .collect::<Result<_, _>>()?;
                 Value::String(parts.join(sep))
             }
+            Expr::Dict(pairs) => {
+                let mut map = serde_json::Map::new();
+                for (k, v) in pairs {
+                    let key = expect_string(k.evaluate(ctx)?).map_err(fail)?;
+                    map.insert(key, v.evaluate(ctx)?);
+                }
+                Value::Object(map)
+            }
+            Expr::WithKey(m, k, v) => match m.evaluate(ctx)? {
+                Value::Object(mut map) => {
+                    let key = expect_string(k.evaluate(ctx)?).map_err(fail)?;
+                    map.insert(key, v.evaluate(ctx)?);
+                    Value::Object(map)
+                }
+                other => return Err(fail(format!("set needs a map, got {}", to_go_json(&other)))),
+            },
             Expr::TrimSuffix(suffix, e) => {
                 let s = expect_string(e.evaluate(ctx)?).map_err(fail)?;
                 Value::String(s.strip_suffix(*suffix).unwrap_or(&s).to_string())

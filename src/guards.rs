@@ -4,6 +4,7 @@
 //! first), each with the values path, a message, the arithmetic where there is any,
 //! and a fix hint. An error in any preset fails generation; nothing is written.
 
+use crate::expr::ValuePath;
 use crate::model::{ApiValues, IntOrString};
 use crate::spec::{Spec, WorkloadClass};
 use serde::de::DeserializeOwned;
@@ -97,6 +98,10 @@ pub fn check_guards(spec: &Spec, values: &Value) -> Vec<Finding> {
     findings.extend(job_partition(spec, values));
     findings.extend(single_leader(spec, values));
     findings.extend(pooler_mode(values));
+    findings.extend(timeouts_order(values));
+    findings.extend(managed_env(spec, values));
+    findings.extend(redis_eviction(values));
+    findings.extend(settings_one_value(spec, values));
     findings.sort_by(|a, b| (a.severity, &a.path, a.rule).cmp(&(b.severity, &b.path, b.rule)));
     findings
 }
@@ -424,4 +429,305 @@ fn pooler_mode(values: &Value) -> Vec<Finding> {
     } else {
         Vec::new()
     }
+}
+
+/// `timeouts.order`: lock <= statement <= transaction, for the foreground and the
+/// background budgets; every deadline positive and finite.
+fn timeouts_order(values: &Value) -> Vec<Finding> {
+    let Some(settings) = values
+        .get("startupSettings")
+        .and_then(|s| serde_json::from_value::<crate::model::StartupSettings>(s.clone()).ok())
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (name, budget) in [
+        ("foreground", &settings.foreground),
+        ("background", &settings.background),
+    ] {
+        let steps = [
+            ("lock", &budget.lock),
+            ("statement", &budget.statement),
+            ("transaction", &budget.transaction),
+        ];
+        for pair in steps.windows(2) {
+            let ((a_name, a), (b_name, b)) = (pair[0], pair[1]);
+            if a.seconds > b.seconds {
+                out.push(Finding {
+                    rule: "timeouts.order",
+                    severity: Severity::Error,
+                    path: format!("startupSettings.{name}.{a_name}.seconds"),
+                    message: format!(
+                        "the {name} {a_name} deadline `{}` is longer than the {b_name} deadline `{}`: a statement would outlive the limit meant to end it",
+                        a.key, b.key
+                    ),
+                    arithmetic: Some(format!(
+                        "startupSettings.{name}.{a_name}.seconds {} > startupSettings.{name}.{b_name}.seconds {}",
+                        a.seconds, b.seconds
+                    )),
+                    hint: format!("keep lock <= statement <= transaction: lower `startupSettings.{name}.{a_name}.seconds` to at most {}", b.seconds),
+                });
+            }
+        }
+        for (step, t) in steps {
+            out.extend(positive_deadline(
+                &format!("startupSettings.{name}.{step}"),
+                t,
+            ));
+        }
+    }
+    for (name, t) in &settings.deadlines {
+        out.extend(positive_deadline(
+            &format!("startupSettings.deadlines.{name}"),
+            t,
+        ));
+    }
+    out
+}
+
+fn positive_deadline(path: &str, t: &crate::model::TimeoutSetting) -> Option<Finding> {
+    (!(t.seconds > 0.0 && t.seconds.is_finite())).then(|| Finding {
+        rule: "timeouts.order",
+        severity: Severity::Error,
+        path: format!("{path}.seconds"),
+        message: format!(
+            "the deadline `{}` must be positive and finite, not {}",
+            t.key, t.seconds
+        ),
+        arithmetic: None,
+        hint: format!("set `{path}.seconds` to a number of seconds above 0"),
+    })
+}
+
+/// The environment variables the chart sets on a workload, from values.
+pub fn managed_env_names(values: &Value, workload: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let w = values.get("workloads").and_then(|w| w.get(workload));
+    names.extend(strings(w.and_then(|w| w.get("processEnv"))));
+    for dependency in ["postgres", "redis"] {
+        if let Some(allocations) = w.and_then(|w| w.get(dependency)).and_then(Value::as_object) {
+            names.extend(
+                allocations
+                    .values()
+                    .filter_map(|a| a.get("env").and_then(Value::as_str))
+                    .map(str::to_string),
+            );
+        }
+    }
+    if let Some(m) = values.get("managedEnv").and_then(Value::as_object) {
+        names.extend(m.values().filter_map(Value::as_str).map(str::to_string));
+    }
+    if let Some(m) = values.get("stores").and_then(Value::as_object) {
+        names.extend(
+            m.values()
+                .filter_map(|s| s.get("env").and_then(Value::as_str))
+                .map(str::to_string),
+        );
+    }
+    if let Some(m) = values
+        .get("dependencyCapacity")
+        .and_then(|d| d.get("redis"))
+        .and_then(|r| r.get("servers"))
+        .and_then(Value::as_object)
+    {
+        names.extend(
+            m.values()
+                .filter_map(|s| s.get("urlEnv").and_then(Value::as_str))
+                .map(str::to_string),
+        );
+    }
+    names.retain(|n| !n.is_empty());
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Whether a command-line argument sets the worker count (`--workers`, `--workers=4`,
+/// `-w`, `-w4`).
+pub fn sets_workers(arg: &str) -> bool {
+    arg == "--workers"
+        || arg.starts_with("--workers=")
+        || (arg.starts_with("-w") && arg[2..].chars().all(|c| c.is_ascii_digit()))
+}
+
+/// `env.managed`: the variables the chart derives cannot be overridden by user `env`
+/// (explicit env wins over `envFrom`, so those cannot either), user `args`/`command`
+/// cannot set a worker count, and the startup settings section of `config` is the
+/// chart's.
+fn managed_env(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (name, _) in spec.workloads.all() {
+        let managed = managed_env_names(values, name);
+        let w = values.get("workloads").and_then(|w| w.get(name));
+        let user_env = w
+            .and_then(|w| w.get("env"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for (i, entry) in user_env.iter().enumerate() {
+            let Some(var) = entry.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            if managed.iter().any(|m| m == var) {
+                out.push(Finding {
+                    rule: "env.managed",
+                    severity: Severity::Error,
+                    path: format!("workloads.{name}.env[{i}]"),
+                    message: format!("`{var}` is set by the chart from the values the capacity and replica guards check; a user `env` entry would override it"),
+                    arithmetic: None,
+                    hint: format!("remove `{var}` from `workloads.{name}.env` and change the value it is derived from instead"),
+                });
+            }
+        }
+        for key in ["args", "command"] {
+            let list = w
+                .and_then(|w| w.get(key))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for (i, arg) in list.iter().enumerate() {
+                if arg.as_str().is_some_and(sets_workers) {
+                    out.push(Finding {
+                        rule: "env.managed",
+                        severity: Severity::Error,
+                        path: format!("workloads.{name}.{key}[{i}]"),
+                        message: format!("`{}` starts processes the capacity budgets do not count", arg.as_str().unwrap_or_default()),
+                        arithmetic: None,
+                        hint: format!("remove it and set `workloads.{name}.processesPerPod`; the chart passes it as the workers variables"),
+                    });
+                }
+            }
+        }
+    }
+    if let Some(section) = values
+        .get("startupSettings")
+        .and_then(|s| s.get("section"))
+        .and_then(Value::as_str)
+    {
+        if let Some(set) = values.get("config").and_then(|c| c.get(section)) {
+            let plain_url = set.as_object().is_some_and(|m| {
+                m.values().any(|v| {
+                    v.as_str()
+                        .is_some_and(|s| s.starts_with("redis://") || s.starts_with("rediss://"))
+                })
+            });
+            out.push(Finding {
+                rule: "env.managed",
+                severity: Severity::Error,
+                path: format!("config.{section}"),
+                message: if plain_url {
+                    format!("`config.{section}` is written by the chart, and a Redis URL must not be given in plain text")
+                } else {
+                    format!("`config.{section}` is written by the chart from `startupSettings` and the allocations")
+                },
+                arithmetic: None,
+                hint: "set the deadlines under `startupSettings`, the sizes under the workloads' allocations, and a separate Redis server's URL as `dependencyCapacity.redis.servers.<name>.urlSecret` (a Secret reference)".into(),
+            });
+        }
+    }
+    out
+}
+
+/// `redis.eviction`: the critical Redis server must be `noeviction`.
+fn redis_eviction(values: &Value) -> Vec<Finding> {
+    let servers: std::collections::BTreeMap<String, crate::model::RedisServer> = values
+        .get("dependencyCapacity")
+        .and_then(|d| d.get("redis"))
+        .and_then(|r| r.get("servers"))
+        .and_then(|s| serde_json::from_value(integral_numbers(s)).ok())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for (name, server) in servers {
+        if server.role == Some(crate::model::RedisRole::Critical)
+            && server.maxmemory_policy != "noeviction"
+        {
+            out.push(Finding {
+                rule: "redis.eviction",
+                severity: Severity::Error,
+                path: format!("dependencyCapacity.redis.servers.{name}.maxmemoryPolicy"),
+                message: format!(
+                    "the critical Redis server `{name}` holds sessions, admission and coordination state but is declared with `{}`: under memory pressure it would evict them",
+                    if server.maxmemory_policy.is_empty() { "no policy" } else { &server.maxmemory_policy }
+                ),
+                arithmetic: None,
+                hint: "provision it with `maxmemory-policy noeviction` and declare `maxmemoryPolicy: noeviction`; put caches on a `cache` server, which may use `allkeys-lru`".into(),
+            });
+        }
+    }
+    out
+}
+
+/// `settings.one-value`: every workload that opens an allocation the startup settings
+/// state must use the size the file states (the file is shared).
+fn settings_one_value(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let Some(settings) = &spec.startup_settings else {
+        return Vec::new();
+    };
+    let size = |workload: &str, dependency: &str, alloc: &str| {
+        ValuePath::new(["workloads", workload, dependency, alloc, "size"])
+            .lookup(values)
+            .and_then(Value::as_f64)
+    };
+    let mut out = Vec::new();
+    let Some((_, source)) = spec
+        .workloads
+        .all()
+        .into_iter()
+        .find(|(n, _)| *n == settings.sizes_from)
+    else {
+        return vec![Finding {
+            rule: "settings.one-value",
+            severity: Severity::Error,
+            path: "startupSettings.sizesFrom".into(),
+            message: format!("no workload `{}`", settings.sizes_from),
+            arithmetic: None,
+            hint: "name the workload whose allocation sizes the configuration file states".into(),
+        }];
+    };
+    let declared = source.to_values();
+    for dependency in ["postgres", "redis"] {
+        let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
+            continue;
+        };
+        for (alloc, d) in allocations {
+            if d.get("setting")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .is_empty()
+            {
+                continue;
+            }
+            let stated = size(&settings.sizes_from, dependency, alloc);
+            for (other, _) in spec.workloads.all() {
+                if other == settings.sizes_from {
+                    continue;
+                }
+                let theirs = size(other, dependency, alloc);
+                if theirs.is_some() && theirs != stated {
+                    out.push(Finding {
+                        rule: "settings.one-value",
+                        severity: Severity::Error,
+                        path: format!("workloads.{other}.{dependency}.{alloc}.size"),
+                        message: format!(
+                            "the configuration file states `{alloc}` = {} (from `{}`), but `{other}` is counted with {}: the application would open what the file says",
+                            stated.unwrap_or(0.0), settings.sizes_from, theirs.unwrap_or(0.0)
+                        ),
+                        arithmetic: None,
+                        hint: format!("give `{other}` the same `{alloc}` size as `{}`", settings.sizes_from),
+                    });
+                }
+            }
+        }
+    }
+    out
 }

@@ -431,6 +431,10 @@ pub struct PostgresAllocation {
     /// Part of another allocation's connections (counted there, not again).
     #[serde(default)]
     pub part_of: String,
+    /// Its key in the startup settings section (e.g. `db_pool_size`), so the
+    /// application reads the size the capacity report counts (empty: none).
+    #[serde(default)]
+    pub setting: String,
 }
 
 /// The size of an allocation while another workload is disabled.
@@ -454,6 +458,9 @@ pub struct RedisAllocation {
     /// The environment variable the chart sets to the size (empty: none).
     #[serde(default)]
     pub env: String,
+    /// Its key in the startup settings section (e.g. `redis_critical_max_connections`).
+    #[serde(default)]
+    pub setting: String,
 }
 
 /// The declared connection budgets every preset must fit (see the capacity formula).
@@ -526,6 +533,92 @@ pub struct RedisServer {
     /// Clients of others on this server, counted in its peak.
     #[serde(default)]
     pub reserved_clients: u32,
+    /// What the server holds: `critical` (sessions, admission, coordination: must never
+    /// evict) or `cache` (may evict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<RedisRole>,
+    /// The server's `maxmemory-policy` as provisioned (`noeviction`, `allkeys-lru`, ...).
+    #[serde(default)]
+    pub maxmemory_policy: String,
+    /// A separate server's URL, from a Secret (never a plain value); rendered as the
+    /// variable `urlEnv` on every workload with an allocation on this server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_secret: Option<SecretKeyRef>,
+    /// The variable that carries the URL from `urlSecret`.
+    #[serde(default)]
+    pub url_env: String,
+}
+
+/// The role of a Redis server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RedisRole {
+    /// Authentication, admission, coordination: `noeviction` only.
+    Critical,
+    /// Optional caches: may evict (`allkeys-lru`).
+    Cache,
+}
+
+/// A key of a Secret.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SecretKeyRef {
+    /// The Secret's name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// The key in it.
+    #[schemars(length(min = 1))]
+    pub key: String,
+}
+
+/// One timeout setting of the application's startup configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TimeoutSetting {
+    /// Its key in the startup settings section (e.g. `db_lock_timeout_seconds`).
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
+    pub key: String,
+    /// Seconds; positive and finite.
+    #[schemars(range(min = 0.0, max = 86400.0))]
+    pub seconds: f64,
+}
+
+/// Lock, statement and transaction deadlines of one budget: lock <= statement <=
+/// transaction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TimeoutBudget {
+    /// How long a statement waits for a lock.
+    pub lock: TimeoutSetting,
+    /// How long one statement may run.
+    pub statement: TimeoutSetting,
+    /// How long one transaction may stay open.
+    pub transaction: TimeoutSetting,
+}
+
+/// The application's startup settings, written into one section of its configuration
+/// file from typed values (the gateway's `general_settings`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StartupSettings {
+    /// The section of the configuration file the chart writes (`config.<section>` is
+    /// then managed: values may not set it directly).
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
+    pub section: String,
+    /// Foreground and telemetry acceptance deadlines.
+    pub foreground: TimeoutBudget,
+    /// Control and telemetry-worker deadlines.
+    pub background: TimeoutBudget,
+    /// Other positive, finite deadlines (acquisition, Redis socket and connect).
+    #[serde(default)]
+    pub deadlines: BTreeMap<String, TimeoutSetting>,
+    /// The workload whose allocation sizes the file states (every workload with the same
+    /// setting must agree; a guard checks it).
+    pub sizes_from: String,
+    /// The key of the separate cache server's URL in the section, written as
+    /// `os.environ/<urlEnv>` (the value itself comes from the Secret).
+    #[serde(default)]
+    pub cache_url_key: String,
 }
 
 /// Declares a struct for one workload class: the fields every pod-running workload

@@ -12,7 +12,11 @@ use serde_json::Value;
 
 /// Builds every document of the chart, in a stable order.
 pub fn build_objects(spec: &Spec) -> Vec<Document> {
-    let mut docs = vec![service_account(), config_map(), capacity_config_map(spec)];
+    let mut docs = vec![
+        service_account(),
+        config_map(spec),
+        capacity_config_map(spec),
+    ];
     for (name, workload) in spec.workloads.all() {
         let w = Workload {
             name,
@@ -20,6 +24,8 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
             declared: workload.to_values(),
             shared_stores: spec.shared_stores().iter().map(|s| s.to_string()).collect(),
             pool_workloads: spec.workloads.pool.keys().cloned().collect(),
+            config: config_content(spec),
+            secret_url_servers: secret_url_servers(spec, &workload.to_values()),
         };
         match w.class {
             WorkloadClass::Api => {
@@ -35,7 +41,7 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
                 docs.push(network_policy(&w));
             }
             WorkloadClass::Migrate => {
-                docs.push(hook_config_map(&w));
+                docs.push(hook_config_map(spec, &w));
                 docs.push(migrate_job(&w));
             }
         }
@@ -54,6 +60,10 @@ struct Workload<'a> {
     shared_stores: Vec<String>,
     /// The names of the spec's `pool` workloads.
     pool_workloads: Vec<String>,
+    /// The configuration file's content, whose checksum rolls the pods.
+    config: Expr,
+    /// Redis servers with a URL from a Secret that this workload has allocations on.
+    secret_url_servers: Vec<String>,
 }
 
 impl Workload<'_> {
@@ -165,17 +175,88 @@ fn service_account() -> Document {
     }
 }
 
+/// The application's configuration: `config`, with the startup settings section
+/// written from typed values (timeouts, and the allocation sizes the capacity report
+/// counts) when the spec declares one.
+pub fn config_content(spec: &Spec) -> Expr {
+    let config = val(&ValuePath::new(["config"]));
+    let Some(settings) = &spec.startup_settings else {
+        return config;
+    };
+    let base = ValuePath::new(["startupSettings"]);
+    let mut pairs: Vec<(Expr, Expr)> = Vec::new();
+    for budget in ["foreground", "background"] {
+        for step in ["lock", "statement", "transaction"] {
+            let t = base.child(budget).child(step);
+            pairs.push((val(&t.child("key")), val(&t.child("seconds"))));
+        }
+    }
+    for name in settings.deadlines.keys() {
+        let t = base.child("deadlines").child(name);
+        pairs.push((val(&t.child("key")), val(&t.child("seconds"))));
+    }
+    if let Some((name, workload)) = spec
+        .workloads
+        .all()
+        .into_iter()
+        .find(|(n, _)| *n == settings.sizes_from)
+    {
+        let declared = workload.to_values();
+        let path = ValuePath::new(["workloads", name]);
+        for (dependency, postgres) in [("postgres", true), ("redis", false)] {
+            if let Some(allocations) = declared.get(dependency).and_then(Value::as_object) {
+                for (alloc, d) in allocations {
+                    if d.get("setting")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .is_empty()
+                    {
+                        continue;
+                    }
+                    let a = path.child(dependency).child(alloc);
+                    let size = if postgres {
+                        effective_postgres_size(name, alloc, d)
+                    } else {
+                        val(&a.child("size"))
+                    };
+                    pairs.push((val(&a.child("setting")), size));
+                }
+            }
+        }
+    }
+    if !settings.cache_url_key.is_empty() {
+        if let Some((server, _)) = spec
+            .dependency_capacity
+            .redis
+            .servers
+            .iter()
+            .find(|(_, s)| s.url_secret.is_some())
+        {
+            let env = ValuePath::new(["dependencyCapacity", "redis", "servers", server, "urlEnv"]);
+            pairs.push((
+                val(&base.child("cacheUrlKey")),
+                Expr::Concat(vec![lit("os.environ/"), val(&env)]),
+            ));
+        }
+    }
+    Expr::WithKey(
+        Box::new(config),
+        Box::new(val(&base.child("section"))),
+        Box::new(Expr::Dict(pairs)),
+    )
+}
+
 /// The application's configuration file.
-fn config_data() -> Node {
+fn config_data(spec: &Spec) -> Node {
     MapBuilder::new()
         .dynamic_entry(
             val(&ValuePath::new(["configFile", "name"])),
-            Node::Leaf(Expr::JsonText(Box::new(val(&ValuePath::new(["config"]))))),
+            Node::Leaf(Expr::JsonText(Box::new(config_content(spec)))),
         )
         .build()
 }
 
-fn config_map() -> Document {
+fn config_map(spec: &Spec) -> Document {
     Document {
         file: "configmap.yaml".into(),
         when: None,
@@ -183,7 +264,7 @@ fn config_map() -> Document {
             .entry("apiVersion", Node::text("v1"))
             .entry("kind", Node::text("ConfigMap"))
             .entry("metadata", metadata(config_map_name(), None).build())
-            .entry("data", config_data())
+            .entry("data", config_data(spec))
             .build(),
     }
 }
@@ -199,7 +280,7 @@ fn hook_annotations(weight: &str, delete_policy: &str) -> Node {
 
 /// A copy of the configuration for a hook Job: hooks run before the release's own
 /// ConfigMap exists on first install.
-fn hook_config_map(w: &Workload<'_>) -> Document {
+fn hook_config_map(spec: &Spec, w: &Workload<'_>) -> Document {
     Document {
         file: format!("{}-configmap.yaml", w.name),
         when: Some(w.enabled()),
@@ -215,7 +296,7 @@ fn hook_config_map(w: &Workload<'_>) -> Document {
                     )
                     .build(),
             )
-            .entry("data", config_data())
+            .entry("data", config_data(spec))
             .build(),
     }
 }
@@ -241,7 +322,7 @@ fn pod_template(w: &Workload<'_>) -> Node {
     let annotations = MapBuilder::new()
         .entry(
             "checksum/config",
-            Node::Leaf(Expr::Sha256Json(Box::new(val(&ValuePath::new(["config"]))))),
+            Node::Leaf(Expr::Sha256Json(Box::new(w.config.clone()))),
         )
         .entries_of(&pod_annotations)
         .build();
@@ -814,7 +895,52 @@ fn managed_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
         let size = val(&path.child("size"));
         out.push(managed_env_item(&path, size, lit(true)));
     }
+    for server in &w.secret_url_servers {
+        let path = ValuePath::new(["dependencyCapacity", "redis", "servers", server]);
+        let secret = path.child("urlSecret");
+        let env = val(&path.child("urlEnv"));
+        let condition = Expr::And(vec![env.clone(), val(&secret)]);
+        out.push((
+            ListPart::Item {
+                value: Node::map(vec![
+                    ("name", Node::Leaf(env)),
+                    (
+                        "valueFrom",
+                        Node::map(vec![(
+                            "secretKeyRef",
+                            Node::map(vec![
+                                ("name", Node::value(&secret.child("name"))),
+                                ("key", Node::value(&secret.child("key"))),
+                            ]),
+                        )]),
+                    ),
+                ]),
+                when: Some(condition.clone()),
+            },
+            condition,
+        ));
+    }
     out
+}
+
+/// The Redis servers with a URL from a Secret that a workload has allocations on.
+fn secret_url_servers(spec: &Spec, declared: &Value) -> Vec<String> {
+    let used: Vec<&str> = declared
+        .get("redis")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.values()
+                .filter_map(|a| a.get("server").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    spec.dependency_capacity
+        .redis
+        .servers
+        .iter()
+        .filter(|(name, s)| s.url_secret.is_some() && used.contains(&name.as_str()))
+        .map(|(name, _)| name.clone())
+        .collect()
 }
 
 fn managed_and_user_env(w: &Workload<'_>) -> Node {

@@ -44,7 +44,7 @@ pub fn values_schema(spec: &Spec) -> Value {
         );
     }
     let names: Vec<&str> = spec.workloads.all().iter().map(|(n, _)| *n).collect();
-    let properties = json!({
+    let mut properties = json!({
         "image": gen.subschema_for::<ImageValues>().to_value(),
         "imagePullSecrets": {
             "description": "Image pull secrets of every pod.",
@@ -76,6 +76,7 @@ pub fn values_schema(spec: &Spec) -> Value {
         ], "description": "Scheduled jobs and the pools that own them."},
         "managedEnv": gen.subschema_for::<ManagedEnv>().to_value(),
         "postgresPooler": gen.subschema_for::<PostgresPooler>().to_value(),
+        "startupSettings": gen.subschema_for::<crate::model::StartupSettings>().to_value(),
         "dependencyCapacity": {"allOf": [
             gen.subschema_for::<DependencyCapacity>().to_value(),
             {"properties": {
@@ -97,6 +98,11 @@ pub fn values_schema(spec: &Spec) -> Value {
             "additionalProperties": false
         }
     });
+    if spec.startup_settings.is_none() {
+        if let Value::Object(p) = &mut properties {
+            p.remove("startupSettings");
+        }
+    }
     let definitions = gen.take_definitions(true);
     let mut root = json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
@@ -130,7 +136,11 @@ pub struct RootRule {
     pub schema: Value,
 }
 
-/// `replicas.shared-stores`, `pool.single-leader` and `postgres.pooler-mode` where
+/// An argument that sets a worker count: `--workers`, `--workers=N`, `-w`, `-wN`.
+pub const WORKERS_PATTERN: &str = "^(--workers(=.*)?|-w[0-9]*)$";
+
+/// `replicas.shared-stores`, `pool.single-leader`, `env.managed` and
+/// `postgres.pooler-mode` where
 /// draft-07 can say them.
 pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
     let mut rules = Vec::new();
@@ -198,6 +208,49 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
                 }),
             });
         }
+    }
+    let defaults = crate::values::default_values(spec);
+    for (name, _) in spec.workloads.all() {
+        let managed = crate::guards::managed_env_names(&defaults, name);
+        if !managed.is_empty() {
+            let description = format!(
+                "env.managed: `workloads.{name}.env` may not set a variable the chart manages ({})",
+                managed.join(", ")
+            );
+            rules.push(RootRule {
+                rule: "env.managed",
+                path: format!("workloads.{name}.env"),
+                description: description.clone(),
+                schema: json!({"properties": {"workloads": {"properties": {name: {"properties": {"env": {"items": {"properties": {"name": {
+                    "description": description, "not": {"enum": managed}
+                }}}}}}}}}}),
+            });
+        }
+        let description = format!(
+            "env.managed: `workloads.{name}.args` and `command` may not set a worker count (`--workers`, `-w`); use `processesPerPod`"
+        );
+        let no_workers = json!({"description": description, "not": {"type": "string", "pattern": WORKERS_PATTERN}});
+        rules.push(RootRule {
+            rule: "env.managed",
+            path: format!("workloads.{name}.args"),
+            description: description.clone(),
+            schema: json!({"properties": {"workloads": {"properties": {name: {"properties": {
+                "args": {"items": no_workers.clone()},
+                "command": {"items": no_workers}
+            }}}}}}),
+        });
+    }
+    if let Some(settings) = &spec.startup_settings {
+        let section = &settings.section;
+        let description = format!(
+            "env.managed: `config.{section}` is written by the chart from `startupSettings` and the allocations"
+        );
+        rules.push(RootRule {
+            rule: "env.managed",
+            path: "config".into(),
+            description: description.clone(),
+            schema: json!({"properties": {"config": {"description": description, "not": {"required": [section]}}}}),
+        });
     }
     let description = "postgres.pooler-mode: with `postgresPooler.enabled`, `poolMode` must be `session` (transaction pooling runs queries in the wrong tenant's schema)".to_string();
     rules.push(RootRule {

@@ -60,6 +60,9 @@ pub struct Spec {
     /// The PgBouncer in front of PostgreSQL, if any.
     #[serde(default)]
     pub postgres_pooler: PostgresPooler,
+    /// The application's startup settings, written into its configuration file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_settings: Option<crate::model::StartupSettings>,
     /// The workloads, grouped by class, each named.
     pub workloads: Workloads,
     /// Kubernetes versions `shipshape validate` checks every preset against.

@@ -97,6 +97,9 @@ pub fn default_values(spec: &Spec) -> Value {
     root.insert("scheduling".into(), to_json(&spec.scheduling));
     root.insert("managedEnv".into(), to_json(&spec.managed_env));
     root.insert("postgresPooler".into(), to_json(&spec.postgres_pooler));
+    if let Some(settings) = &spec.startup_settings {
+        root.insert("startupSettings".into(), to_json(settings));
+    }
     root.insert(
         "dependencyCapacity".into(),
         to_json(&spec.dependency_capacity),

@@ -379,6 +379,13 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
             }
         }
     }
+    if spec.startup_settings.is_some() && rng.chance(60) {
+        let seconds = *rng.pick(&[0.2, 1.5, 1e-7, 0.000001, 1000000.0, 3.0]);
+        root.insert(
+            "startupSettings".into(),
+            json!({"foreground": {"lock": {"seconds": seconds}}, "deadlines": {"acquisition": {"key": *rng.pick(&["no", "on", "y", "null", "true", "_x", "db_acquisition"])}}}),
+        );
+    }
     let mut features = Map::new();
     for k in spec.features.keys() {
         if rng.chance(50) {

@@ -8,4 +8,5 @@ mod golden;
 mod presets;
 mod registry;
 mod replicas;
+mod settings;
 mod support;
