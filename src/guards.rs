@@ -244,7 +244,10 @@ fn capacity(spec: &Spec, values: &Value) -> Vec<Finding> {
                 "dependencyCapacity.redis".into()
             },
             message: f.message,
-            arithmetic: Some(f.arithmetic),
+            arithmetic: Some(format!(
+                "peak processes = (max pods + surge pods + max pods x retiring generations) x processes per pod\n{}",
+                f.arithmetic
+            )),
             hint: f.hint,
         })
         .collect()
@@ -679,12 +682,12 @@ fn settings_one_value(spec: &Spec, values: &Value) -> Vec<Finding> {
             .and_then(Value::as_f64)
     };
     let mut out = Vec::new();
-    let Some((_, source)) = spec
+    if !spec
         .workloads
         .all()
-        .into_iter()
-        .find(|(n, _)| *n == settings.sizes_from)
-    else {
+        .iter()
+        .any(|(n, _)| *n == settings.sizes_from)
+    {
         return vec![Finding {
             rule: "settings.one-value",
             severity: Severity::Error,
@@ -693,39 +696,28 @@ fn settings_one_value(spec: &Spec, values: &Value) -> Vec<Finding> {
             arithmetic: None,
             hint: "name the workload whose allocation sizes the configuration file states".into(),
         }];
-    };
-    let declared = source.to_values();
-    for dependency in ["postgres", "redis"] {
-        let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
-            continue;
-        };
-        for (alloc, d) in allocations {
-            if d.get("setting")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .is_empty()
-            {
+    }
+    for (dependency, alloc, _) in crate::objects::stated_allocations(spec) {
+        let stated = size(&settings.sizes_from, dependency, &alloc);
+        for (other, _) in spec.workloads.all() {
+            if other == settings.sizes_from {
                 continue;
             }
-            let stated = size(&settings.sizes_from, dependency, alloc);
-            for (other, _) in spec.workloads.all() {
-                if other == settings.sizes_from {
-                    continue;
-                }
-                let theirs = size(other, dependency, alloc);
-                if theirs.is_some() && theirs != stated {
-                    out.push(Finding {
-                        rule: "settings.one-value",
-                        severity: Severity::Error,
-                        path: format!("workloads.{other}.{dependency}.{alloc}.size"),
-                        message: format!(
-                            "the configuration file states `{alloc}` = {} (from `{}`), but `{other}` is counted with {}: the application would open what the file says",
-                            stated.unwrap_or(0.0), settings.sizes_from, theirs.unwrap_or(0.0)
-                        ),
-                        arithmetic: None,
-                        hint: format!("give `{other}` the same `{alloc}` size as `{}`", settings.sizes_from),
-                    });
-                }
+            let theirs = size(other, dependency, &alloc);
+            if theirs.is_some() && theirs != stated {
+                out.push(Finding {
+                    rule: "settings.one-value",
+                    severity: Severity::Error,
+                    path: format!("workloads.{other}.{dependency}.{alloc}.size"),
+                    message: format!(
+                        "the configuration file states `{alloc}` = {} (from `{}`), but `{other}` is counted with {}: the application would open what the file says",
+                        stated.unwrap_or(0.0),
+                        settings.sizes_from,
+                        theirs.unwrap_or(0.0)
+                    ),
+                    arithmetic: None,
+                    hint: format!("give `{other}` the same `{alloc}` size as `{}`", settings.sizes_from),
+                });
             }
         }
     }

@@ -195,34 +195,14 @@ pub fn config_content(spec: &Spec) -> Expr {
         let t = base.child("deadlines").child(name);
         pairs.push((val(&t.child("key")), val(&t.child("seconds"))));
     }
-    if let Some((name, workload)) = spec
-        .workloads
-        .all()
-        .into_iter()
-        .find(|(n, _)| *n == settings.sizes_from)
-    {
-        let declared = workload.to_values();
-        let path = ValuePath::new(["workloads", name]);
-        for (dependency, postgres) in [("postgres", true), ("redis", false)] {
-            if let Some(allocations) = declared.get(dependency).and_then(Value::as_object) {
-                for (alloc, d) in allocations {
-                    if d.get("setting")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .is_empty()
-                    {
-                        continue;
-                    }
-                    let a = path.child(dependency).child(alloc);
-                    let size = if postgres {
-                        effective_postgres_size(name, alloc, d)
-                    } else {
-                        val(&a.child("size"))
-                    };
-                    pairs.push((val(&a.child("setting")), size));
-                }
-            }
-        }
+    for (dependency, alloc, declared) in stated_allocations(spec) {
+        let a = ValuePath::new(["workloads", &settings.sizes_from, dependency, &alloc]);
+        let size = if dependency == "postgres" {
+            effective_postgres_size(&settings.sizes_from, &alloc, &declared)
+        } else {
+            val(&a.child("size"))
+        };
+        pairs.push((val(&a.child("setting")), size));
     }
     if !settings.cache_url_key.is_empty() {
         if let Some((server, _)) = spec
@@ -244,6 +224,35 @@ pub fn config_content(spec: &Spec) -> Expr {
         Box::new(val(&base.child("section"))),
         Box::new(Expr::Dict(pairs)),
     )
+}
+
+/// The allocations of the `sizesFrom` workload whose size the startup settings state:
+/// `(dependency, allocation, declaration)`.
+pub fn stated_allocations(spec: &Spec) -> Vec<(&'static str, String, Value)> {
+    let Some(settings) = &spec.startup_settings else {
+        return Vec::new();
+    };
+    let Some((_, workload)) = spec
+        .workloads
+        .all()
+        .into_iter()
+        .find(|(n, _)| *n == settings.sizes_from)
+    else {
+        return Vec::new();
+    };
+    let declared = workload.to_values();
+    let mut out = Vec::new();
+    for dependency in ["postgres", "redis"] {
+        if let Some(allocations) = declared.get(dependency).and_then(Value::as_object) {
+            for (alloc, d) in allocations {
+                let setting = d.get("setting").and_then(Value::as_str).unwrap_or("");
+                if !setting.is_empty() {
+                    out.push((dependency, alloc.clone(), d.clone()));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The application's configuration file.

@@ -4,7 +4,6 @@
 
 use crate::support::*;
 use serde_json::{json, Map, Value};
-use shipshape::generate::generate_outputs;
 use shipshape::objects::build_objects;
 use shipshape::render::{render_manifests, Release};
 use shipshape::schema::values_schema;
@@ -20,23 +19,12 @@ fn load(path: &Path) -> Spec {
     .unwrap()
 }
 
-/// Writes the generated chart into `dir/chart` and returns the generated outputs.
-fn write_outputs(spec: &Spec, dir: &Path) -> std::collections::BTreeMap<String, String> {
-    let outputs = generate_outputs(spec).expect("generation").files;
-    for (rel, text) in &outputs {
-        let path = dir.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    outputs
-}
-
 #[test]
 fn every_preset_renders_like_helm_3_and_helm_4() {
     for (name, spec_path) in examples() {
         let spec = load(&spec_path);
         let scratch = Scratch::new(&format!("eq-presets-{name}"));
-        let outputs = write_outputs(&spec, scratch.path());
+        let outputs = write_generated(&spec, scratch.path());
         let chart = scratch.path().join("chart");
         let mut presets = vec!["default".to_string()];
         presets.extend(spec.presets.keys().cloned());
@@ -71,7 +59,7 @@ fn generated_chart_passes_helm_lint_strict() {
     for (name, spec_path) in examples() {
         let spec = load(&spec_path);
         let scratch = Scratch::new(&format!("lint-{name}"));
-        write_outputs(&spec, scratch.path());
+        write_generated(&spec, scratch.path());
         let chart = scratch.path().join("chart");
         for helm_bin in [helm3(), helm4()] {
             let (code, out, err) = helm(
@@ -96,7 +84,7 @@ fn rendered_presets_pass_kubernetes_1_28_and_1_31_strict_schemas() {
     for (name, spec_path) in examples() {
         let spec = load(&spec_path);
         let scratch = Scratch::new(&format!("kv-{name}"));
-        let outputs = write_outputs(&spec, scratch.path());
+        let outputs = write_generated(&spec, scratch.path());
         let rendered: Vec<String> = outputs
             .keys()
             .filter(|k| k.starts_with("rendered/"))
@@ -414,7 +402,7 @@ fn randomized_example(name: &str, spec_path: &Path, seed: u64) {
     const REQUIRED: usize = 200;
     let spec = load(spec_path);
     let scratch = Scratch::new(&format!("eq-random-{name}"));
-    write_outputs(&spec, scratch.path());
+    write_generated(&spec, scratch.path());
     let chart = scratch.path().join("chart");
     let schema = values_schema(&spec);
     let docs = build_objects(&spec);
@@ -521,7 +509,7 @@ fn values_files_with_yaml_1_1_scalars_read_like_helm() {
     let (name, spec_path) = examples().into_iter().next().unwrap();
     let spec = load(&spec_path);
     let scratch = Scratch::new(&format!("eq-yaml11-{name}"));
-    write_outputs(&spec, scratch.path());
+    write_generated(&spec, scratch.path());
     let chart = scratch.path().join("chart");
     let file = repo_root().join("tests/fixtures/values/yaml-1.1-scalars.yaml");
     let user = parse_values_yaml(

@@ -156,3 +156,45 @@ pub fn update_golden() -> bool {
     assert!(!(asked && ci), "UPDATE_GOLDEN=1 is refused in CI");
     asked
 }
+
+/// Writes a spec's generated output (chart, renders, capacity reports) into `dir`.
+pub fn write_generated(
+    spec: &shipshape::spec::Spec,
+    dir: &Path,
+) -> std::collections::BTreeMap<String, String> {
+    let files = shipshape::generate::generate_outputs(spec)
+        .expect("generation")
+        .files;
+    for (rel, text) in &files {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    files
+}
+
+/// Runs `helm template CHART ARGS...` under both Helms: every `refused` argument list
+/// must fail on the values schema, every `accepted` one must render.
+pub fn assert_helm_schema_verdicts(
+    chart: &Path,
+    scratch: &Path,
+    refused: &[&[&str]],
+    accepted: &[&[&str]],
+) {
+    let chart = chart.to_str().unwrap();
+    for helm_bin in [helm3(), helm4()] {
+        for args in refused {
+            let mut all = vec!["template", chart];
+            all.extend_from_slice(args);
+            let (code, _, err) = helm(&helm_bin, &all, scratch);
+            assert_ne!(code, 0, "{} accepted {args:?}", helm_bin.display());
+            assert!(err.contains("schema"), "{}: {err}", helm_bin.display());
+        }
+        for args in accepted {
+            let mut all = vec!["template", chart];
+            all.extend_from_slice(args);
+            let (code, _, err) = helm(&helm_bin, &all, scratch);
+            assert_eq!(code, 0, "{} refused {args:?}: {err}", helm_bin.display());
+        }
+    }
+}
