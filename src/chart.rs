@@ -120,7 +120,7 @@ fn workload_rows(spec: &Spec) -> Vec<WorkloadRow> {
             let path = ValuePath::new(["workloads", name]);
             let (objects, detail) = match class {
                 WorkloadClass::Api => (
-                    "Deployment, Service, PodDisruptionBudget, NetworkPolicy",
+                    "Deployment, Service, PodDisruptionBudget, NetworkPolicy; HorizontalPodAutoscaler or KEDA ScaledObject when enabled",
                     format!(
                         "print \"Service \" .Release.Name \"-{name} port \" (toString (int {}))",
                         Expr::Ref(path.child("service").child("port")).to_go()
