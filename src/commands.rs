@@ -285,14 +285,44 @@ pub struct RenderOptions {
     pub release: Release,
 }
 
-/// `shipshape render`: prints what `helm template` prints for these values.
+/// `shipshape render`: prints what `helm template` prints for these values, after the
+/// values schema and the guards accept them (exit 1 with the findings otherwise).
 pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
     let values = resolve_for(&spec, options)?;
+    let findings = crate::guards::check_guards(&spec, &values);
+    for finding in &findings {
+        eprintln!("{finding}");
+    }
+    if findings
+        .iter()
+        .any(|f| f.severity == crate::guards::Severity::Error)
+    {
+        return Ok(Exit::Findings);
+    }
     let docs = build_objects(&spec);
     let text = render_manifests(&spec, &docs, &values, &options.release)?;
     let _ = io::stdout().lock().write_all(text.as_bytes());
     Ok(Exit::Ok)
+}
+
+/// Where merged values came from, for messages: "the chart's defaults + preset `p` +
+/// `-f a.yaml` + `--set`".
+fn describe_sources(options: &RenderOptions) -> String {
+    let mut parts = vec!["the chart's defaults".to_string()];
+    if let Some(p) = &options.preset {
+        parts.push(format!("preset `{p}`"));
+    }
+    parts.extend(
+        options
+            .values_files
+            .iter()
+            .map(|f| format!("`-f {}`", f.display())),
+    );
+    if !options.set.is_empty() {
+        parts.push("`--set`".into());
+    }
+    parts.join(" + ")
 }
 
 /// The values of a preset, `-f` files and `--set` pairs, checked against the schema.
@@ -319,7 +349,7 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
         ),
     };
     let values = resolve_values(spec, overlay, &sources);
-    check_values_schema(&values, &values_schema(spec), "values")?;
+    check_values_schema(&values, &values_schema(spec), &describe_sources(options))?;
     Ok(values)
 }
 

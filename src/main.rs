@@ -38,7 +38,9 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Print the manifests `helm template` prints for the chart, without Helm.
+    /// Print the manifests `helm template` prints for the chart, without Helm. The values
+    /// are checked against `values.schema.json` (exit 2) and by the guards (exit 1 with
+    /// the findings; nothing is printed on stdout).
     ///
     /// Values merge as in Helm: the preset, then each `-f` file in order, then `--set`;
     /// maps merge deeply, lists replace, `null` deletes a key. `--set` supports dotted

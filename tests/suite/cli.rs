@@ -122,14 +122,28 @@ fn render_matches_the_golden_render_and_applies_set_and_files() {
         "--preset",
         "scale-out",
         "--set",
-        "workloads.api.replicaCount=5,image.tag=v2",
+        "workloads.api.replicaCount=4,image.tag=v2",
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("replicas: 5")
+        out.contains("replicas: 4")
             && out.contains("core:v2\"")
             && out.contains("name: \"rel-api\""),
         "{out}"
+    );
+    let (code, out, err) = shipshape(&[
+        "--spec",
+        &spec,
+        "render",
+        "--preset",
+        "scale-out",
+        "--set",
+        "workloads.api.replicaCount=5",
+    ]);
+    assert_eq!(code, 1, "a guard refuses values that break a budget");
+    assert!(
+        out.is_empty() && err.contains("error[capacity.postgres]"),
+        "{err}"
     );
     let (code, _, err) = shipshape(&[
         "--spec",
@@ -289,6 +303,28 @@ fn package_is_reproducible_and_helm_3_and_4_accept_it() {
     let tgz_a = std::fs::read(a.join("agent-platform-0.1.0.tgz")).unwrap();
     let tgz_b = std::fs::read(b.join("agent-platform-0.1.0.tgz")).unwrap();
     assert_eq!(tgz_a, tgz_b, "package bytes differ across runs/time zones");
+    // Another umask: the archive's modes are fixed, not taken from the file system.
+    let d = scratch.path().join("d");
+    let (code, _, err) = run(
+        Path::new("/bin/sh"),
+        &[
+            "-c",
+            "umask 077; exec \"$0\" \"$@\"",
+            bin.to_str().unwrap(),
+            "--spec",
+            &spec,
+            "package",
+            "-o",
+            d.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read(d.join("agent-platform-0.1.0.tgz")).unwrap(),
+        tgz_a,
+        "package bytes differ under umask 077"
+    );
     assert_eq!(
         out_a.split_whitespace().nth(1),
         out_b.split_whitespace().nth(1),

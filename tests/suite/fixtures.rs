@@ -65,3 +65,65 @@ fn bad_specs_fail_with_the_expected_message() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn bad_values_fail_with_the_expected_message() {
+    let update = update_golden();
+    let dir = repo_root().join("tests/fixtures/values/err");
+    let spec = repo_root().join("examples/llm-gateway/shipshape.yaml");
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_shipshape"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 6,
+        "bad values fixtures missing in {}",
+        dir.display()
+    );
+    let mut failures = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(repo_root())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let (code, stdout, stderr) = run(
+            bin,
+            &[
+                "--spec",
+                "examples/llm-gateway/shipshape.yaml",
+                "render",
+                "-f",
+                &rel,
+            ],
+            &[],
+        );
+        let _ = &spec;
+        assert_ne!(code, 0, "{rel} rendered:\n{stdout}");
+        assert!(
+            stdout.is_empty(),
+            "{rel}: nothing is printed when the values are refused"
+        );
+        let actual = format!("exit {code}\n{stderr}");
+        let expected_path = file.with_extension("expected");
+        if update {
+            std::fs::write(&expected_path, &actual).unwrap();
+            continue;
+        }
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|_| {
+            panic!(
+                "missing {} (run with UPDATE_GOLDEN=1)",
+                expected_path.display()
+            )
+        });
+        if expected.trim_end() != actual.trim_end() {
+            failures.push(format!(
+                "{rel}:\n--- expected\n{expected}\n--- actual\n{actual}\n"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
