@@ -143,12 +143,8 @@ pub enum Expr {
     JsonText(Box<Expr>),
     /// `toString (int x)`: an integer rendered as a decimal string.
     IntString(Box<Expr>),
-    /// A map or list is truthy and has a given key: `hasKey x "k"`.
-    HasKey(Box<Expr>, &'static str),
     /// The current element of a `range` over a values list (Go's `.`).
     Item,
-    /// A field of the current element: `.name`.
-    ItemField(&'static str),
     /// Integer sum after Sprig's `int64` conversion: `add a b ...`.
     Add(Vec<Expr>),
     /// Integer product: `mul a b ...`.
@@ -234,9 +230,7 @@ impl Expr {
             Expr::Sha256Json(e) => format!("(sha256sum (toJson {}))", e.to_go()),
             Expr::JsonText(e) => format!("(toJson {})", e.to_go()),
             Expr::IntString(e) => format!("(toString (int {}))", e.to_go()),
-            Expr::HasKey(e, k) => format!("(hasKey {} {})", e.to_go(), go_string(k)),
             Expr::Item => ".".to_string(),
-            Expr::ItemField(k) => format!(".{k}"),
             Expr::Add(es) => format!("(add {})", join_go(es)),
             Expr::Mul(es) => format!("(mul {})", join_go(es)),
             Expr::Sub(a, b) => format!("(sub {} {})", a.to_go(), b.to_go()),
@@ -382,23 +376,10 @@ impl Expr {
             }
             Expr::JsonText(e) => Value::String(to_go_json(&e.evaluate(ctx)?)),
             Expr::IntString(e) => Value::String(sprig_int(&e.evaluate(ctx)?).to_string()),
-            Expr::HasKey(e, k) => match e.evaluate(ctx)? {
-                Value::Object(m) => Value::Bool(m.contains_key(*k)),
-                other => {
-                    return Err(fail(format!(
-                        "hasKey needs a map, got {}",
-                        to_go_json(&other)
-                    )))
-                }
-            },
             Expr::Item => ctx
                 .item
                 .cloned()
                 .ok_or_else(|| fail("`.` outside a range".into()))?,
-            Expr::ItemField(k) => match ctx.item {
-                Some(Value::Object(m)) => m.get(*k).cloned().unwrap_or(Value::Null),
-                _ => return Err(fail(format!("`.{k}` on an element that is not a map"))),
-            },
             Expr::Add(es) => {
                 let mut sum: i64 = 0;
                 for e in es {
