@@ -21,6 +21,31 @@ struct Cli {
     command: Command,
 }
 
+/// Where a command's values come from, merged in this order.
+#[derive(clap::Args)]
+struct ValuesArgs {
+    /// A preset of the spec to apply first.
+    #[arg(long)]
+    preset: Option<String>,
+    /// Values files, applied in order.
+    #[arg(long = "values", short = 'f')]
+    values: Vec<PathBuf>,
+    /// `path.to.key=value` overrides, applied last.
+    #[arg(long)]
+    set: Vec<String>,
+}
+
+impl ValuesArgs {
+    fn options(&self, release: Release) -> RenderOptions {
+        RenderOptions {
+            preset: self.preset.clone(),
+            values_files: self.values.clone(),
+            set: self.set.clone(),
+            release,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Write the chart (`OUT/chart`) and the render of the defaults and of every preset
@@ -55,15 +80,8 @@ enum Command {
         /// Namespace of the release.
         #[arg(long, short = 'n', default_value = "default")]
         namespace: String,
-        /// A preset of the spec to apply first.
-        #[arg(long)]
-        preset: Option<String>,
-        /// Values files, applied in order.
-        #[arg(long = "values", short = 'f')]
-        values: Vec<PathBuf>,
-        /// `path.to.key=value` overrides, applied last.
-        #[arg(long)]
-        set: Vec<String>,
+        #[command(flatten)]
+        values: ValuesArgs,
     },
     /// Print the JSON schema of `shipshape.yaml`.
     Schema,
@@ -79,15 +97,8 @@ enum Command {
     /// sizes, plus the reservations, and must fit maxConnections - reserve; Redis the same
     /// per server (against its maxClients) and in total (against the declared total).
     Capacity {
-        /// A preset of the spec to apply first.
-        #[arg(long)]
-        preset: Option<String>,
-        /// Values files, applied in order.
-        #[arg(long = "values", short = 'f')]
-        values: Vec<PathBuf>,
-        /// `path.to.key=value` overrides, applied last.
-        #[arg(long)]
-        set: Vec<String>,
+        #[command(flatten)]
+        values: ValuesArgs,
         /// `table`, `markdown` or `json`.
         #[arg(long, value_enum, default_value = "table")]
         format: CapacityFormatArg,
@@ -179,35 +190,18 @@ fn main() -> ExitCode {
         Command::Render {
             ref name,
             ref namespace,
-            ref preset,
             ref values,
-            ref set,
         } => commands::render(
             &cli.spec,
-            &RenderOptions {
-                preset: preset.clone(),
-                values_files: values.clone(),
-                set: set.clone(),
-                release: Release {
-                    name: name.clone(),
-                    namespace: namespace.clone(),
-                },
-            },
+            &values.options(Release {
+                name: name.clone(),
+                namespace: namespace.clone(),
+            }),
         ),
         Command::Schema => commands::schema(),
-        Command::Capacity {
-            ref preset,
-            ref values,
-            ref set,
-            format,
-        } => commands::capacity(
+        Command::Capacity { ref values, format } => commands::capacity(
             &cli.spec,
-            &RenderOptions {
-                preset: preset.clone(),
-                values_files: values.clone(),
-                set: set.clone(),
-                release: Release::default(),
-            },
+            &values.options(Release::default()),
             match format {
                 CapacityFormatArg::Table => commands::CapacityFormat::Table,
                 CapacityFormatArg::Markdown => commands::CapacityFormat::Markdown,

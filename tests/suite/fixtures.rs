@@ -29,6 +29,28 @@ fn spec_error(path: &PathBuf) -> Option<String> {
     }
 }
 
+/// Compares `actual` with the `.expected` file beside `fixture` (or rewrites it when
+/// `update`); a mismatch is returned as a report.
+fn compare_snapshot(fixture: &std::path::Path, actual: &str, update: bool) -> Option<String> {
+    let expected_path = fixture.with_extension("expected");
+    if update {
+        std::fs::write(&expected_path, format!("{}\n", actual.trim_end())).unwrap();
+        return None;
+    }
+    let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|_| {
+        panic!(
+            "missing {} (run with UPDATE_GOLDEN=1)",
+            expected_path.display()
+        )
+    });
+    (expected.trim_end() != actual.trim_end()).then(|| {
+        format!(
+            "{}:\n--- expected\n{expected}\n--- actual\n{actual}\n",
+            fixture.display()
+        )
+    })
+}
+
 #[test]
 fn good_specs_load_and_generate() {
     for path in fixture_files("ok") {
@@ -45,23 +67,7 @@ fn bad_specs_fail_with_the_expected_message() {
     for path in fixture_files("err") {
         let actual = spec_error(&path)
             .unwrap_or_else(|| panic!("{} should fail but passed", path.display()));
-        let expected_path = path.with_extension("expected");
-        if update {
-            std::fs::write(&expected_path, format!("{actual}\n")).unwrap();
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|_| {
-            panic!(
-                "missing {} (run with UPDATE_GOLDEN=1)",
-                expected_path.display()
-            )
-        });
-        if expected.trim_end() != actual.trim_end() {
-            failures.push(format!(
-                "{}:\n--- expected\n{expected}\n--- actual\n{actual}\n",
-                path.display()
-            ));
-        }
+        failures.extend(compare_snapshot(&path, &actual, update));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -70,7 +76,6 @@ fn bad_specs_fail_with_the_expected_message() {
 fn bad_values_fail_with_the_expected_message() {
     let update = update_golden();
     let dir = repo_root().join("tests/fixtures/values/err");
-    let spec = repo_root().join("examples/llm-gateway/shipshape.yaml");
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_shipshape"));
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
@@ -101,29 +106,13 @@ fn bad_values_fail_with_the_expected_message() {
             ],
             &[],
         );
-        let _ = &spec;
         assert_ne!(code, 0, "{rel} rendered:\n{stdout}");
         assert!(
             stdout.is_empty(),
             "{rel}: nothing is printed when the values are refused"
         );
         let actual = format!("exit {code}\n{stderr}");
-        let expected_path = file.with_extension("expected");
-        if update {
-            std::fs::write(&expected_path, &actual).unwrap();
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|_| {
-            panic!(
-                "missing {} (run with UPDATE_GOLDEN=1)",
-                expected_path.display()
-            )
-        });
-        if expected.trim_end() != actual.trim_end() {
-            failures.push(format!(
-                "{rel}:\n--- expected\n{expected}\n--- actual\n{actual}\n"
-            ));
-        }
+        failures.extend(compare_snapshot(&file, &actual, update));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
