@@ -428,6 +428,20 @@ fn is_identifier(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
+/// A name the spec declares must be an identifier: it becomes a values key and a
+/// template path segment.
+fn check_identifier(file: &str, path: String, name: &str, what: &str) -> Result<(), SpecError> {
+    if is_identifier(name) {
+        return Ok(());
+    }
+    Err(SpecError::Invalid {
+        file: file.to_string(),
+        path,
+        message: format!("`{name}` is not a valid {what} name"),
+        hint: "use letters, digits, `_` and `-`, starting with a letter".into(),
+    })
+}
+
 /// Connection allocations name known features, workloads and Redis servers.
 fn check_allocations(spec: &Spec, file: &str) -> Result<(), SpecError> {
     let invalid = |path: String, message: String, hint: String| SpecError::Invalid {
@@ -451,28 +465,15 @@ fn check_allocations(spec: &Spec, file: &str) -> Result<(), SpecError> {
             .unwrap_or_else(|| format!("known: {}", known.join(", ")))
     };
     for name in spec.features.keys() {
-        if !is_identifier(name) {
-            return Err(invalid(
-                format!("features.{name}"),
-                format!("`{name}` is not a valid feature name"),
-                "use letters, digits, `_` and `-`, starting with a letter".into(),
-            ));
-        }
+        check_identifier(file, format!("features.{name}"), name, "feature")?;
     }
-    for name in spec.dependency_capacity.postgres.reservations.keys().chain(
-        servers
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .iter(),
-    ) {
-        if !is_identifier(name) {
-            return Err(invalid(
-                format!("dependencyCapacity.{name}"),
-                format!("`{name}` is not a valid name"),
-                "use letters, digits, `_` and `-`, starting with a letter".into(),
-            ));
-        }
+    for name in spec.dependency_capacity.postgres.reservations.keys() {
+        let path = format!("dependencyCapacity.postgres.reservations.{name}");
+        check_identifier(file, path, name, "reservation")?;
+    }
+    for name in &servers {
+        let path = format!("dependencyCapacity.redis.servers.{name}");
+        check_identifier(file, path, name, "Redis server")?;
     }
     for (name, workload) in spec.workloads.all() {
         let values = workload.to_values();
@@ -484,13 +485,7 @@ fn check_allocations(spec: &Spec, file: &str) -> Result<(), SpecError> {
             .unwrap_or_default();
         for (alloc, a) in &postgres {
             let path = format!("{base}.postgres.{alloc}");
-            if !is_identifier(alloc) {
-                return Err(invalid(
-                    path,
-                    format!("`{alloc}` is not a valid allocation name"),
-                    "use letters, digits, `_` and `-`, starting with a letter".into(),
-                ));
-            }
+            check_identifier(file, path.clone(), alloc, "allocation")?;
             let feature = a.get("feature").and_then(Value::as_str).unwrap_or("");
             if !feature.is_empty() && !spec.features.contains_key(feature) {
                 return Err(invalid(
@@ -548,13 +543,7 @@ fn check_allocations(spec: &Spec, file: &str) -> Result<(), SpecError> {
             .unwrap_or_default();
         for (alloc, a) in &redis {
             let path = format!("{base}.redis.{alloc}");
-            if !is_identifier(alloc) {
-                return Err(invalid(
-                    path,
-                    format!("`{alloc}` is not a valid allocation name"),
-                    "use letters, digits, `_` and `-`, starting with a letter".into(),
-                ));
-            }
+            check_identifier(file, path.clone(), alloc, "allocation")?;
             let server = a.get("server").and_then(Value::as_str).unwrap_or("");
             if !servers.contains(&server) {
                 return Err(invalid(
@@ -581,13 +570,7 @@ fn check_stores_and_pools(spec: &Spec, file: &str) -> Result<(), SpecError> {
     };
     for (name, store) in &spec.stores {
         let path = format!("stores.{name}");
-        if !is_identifier(name) {
-            return Err(invalid(
-                path,
-                format!("`{name}` is not a valid store name"),
-                "use letters, digits, `_` and `-`, starting with a letter".into(),
-            ));
-        }
+        check_identifier(file, path.clone(), name, "store")?;
         match store.class {
             StoreClass::Shared if store.env.is_empty() => {
                 return Err(invalid(
@@ -608,13 +591,7 @@ fn check_stores_and_pools(spec: &Spec, file: &str) -> Result<(), SpecError> {
     }
     let pools: Vec<&str> = spec.scheduling.pools.keys().map(String::as_str).collect();
     for name in spec.scheduling.pools.keys() {
-        if !is_identifier(name) {
-            return Err(invalid(
-                format!("scheduling.pools.{name}"),
-                format!("`{name}` is not a valid pool name"),
-                "use letters, digits, `_` and `-`, starting with a letter".into(),
-            ));
-        }
+        check_identifier(file, format!("scheduling.pools.{name}"), name, "pool")?;
     }
     for name in spec.workloads.pool.keys() {
         if !spec.scheduling.pools.contains_key(name) {
