@@ -7,8 +7,8 @@
 
 use crate::capacity::{Budgets, RedisAllocation, RedisServerBudget, Surge, WorkloadLoad};
 use crate::expr::{lit, val, CmpOp, EvalContext, EvalError, Expr, ValuePath};
-use crate::model::DependencyCapacity;
-use crate::objects::{effective_postgres_size, postgres_allocation_on};
+use crate::model::{DependencyCapacity, IntOrPercent};
+use crate::objects::{effective_size, postgres_allocation_on};
 use crate::spec::{Spec, WorkloadClass};
 use serde_json::Value;
 
@@ -145,7 +145,7 @@ pub fn workload_exprs(spec: &Spec) -> Vec<WorkloadExprs> {
                                 .is_empty()
                         })
                         .map(|(alloc, d)| {
-                            let size = effective_postgres_size(name, alloc, d);
+                            let size = effective_size(spec, name, "postgres", alloc, d);
                             let on = postgres_allocation_on(d);
                             (
                                 alloc.clone(),
@@ -169,7 +169,7 @@ pub fn workload_exprs(spec: &Spec) -> Vec<WorkloadExprs> {
                             (
                                 alloc.clone(),
                                 server,
-                                val(&path.child("redis").child(alloc).child("size")),
+                                effective_size(spec, name, "redis", alloc, d),
                             )
                         })
                         .collect()
@@ -190,21 +190,25 @@ pub fn workload_exprs(spec: &Spec) -> Vec<WorkloadExprs> {
 }
 
 /// `maxSurge` as the Deployment renders it: a percentage or a count (the formula's
-/// rounding is in [`Surge::pods`], the same as [`Expr::SurgePods`]).
+/// rounding is in [`Surge::pods`], the same as [`Expr::SurgePods`]). A value Kubernetes
+/// would refuse is an error, never counted as 0.
 fn rendered_surge(values: &Value, w: &WorkloadExprs) -> Result<Surge, EvalError> {
     if w.class == WorkloadClass::Migrate {
         return Ok(Surge::Pods(0));
     }
-    let raw = ValuePath::new(["workloads", &w.name, "rollingUpdate", "maxSurge"])
-        .lookup(values)
-        .cloned()
-        .unwrap_or(Value::Null);
-    Ok(match &raw {
-        Value::String(s) if s.ends_with('%') => {
-            Surge::Percent(as_u64(&Value::String(s.trim_end_matches('%').to_string())))
-        }
-        other => Surge::Pods(as_u64(other)),
-    })
+    let path = ValuePath::new(["workloads", &w.name, "rollingUpdate", "maxSurge"]);
+    let raw = path.lookup(values).cloned().unwrap_or(Value::Null);
+    match crate::model::int_or_percent(&raw, 999) {
+        Some(IntOrPercent::Count(n)) => Ok(Surge::Pods(n)),
+        Some(IntOrPercent::Percent(p)) => Ok(Surge::Percent(p)),
+        None => Err(EvalError {
+            expression: format!(".Values.{path}"),
+            reason: format!(
+                "`{path}` is {}, not a whole number or a percentage `N%`",
+                crate::gojson::to_go_json(&raw)
+            ),
+        }),
+    }
 }
 
 fn as_u64(v: &Value) -> u64 {
@@ -256,7 +260,12 @@ pub fn capacity_inputs(
     let typed: DependencyCapacity = values
         .get("dependencyCapacity")
         .map(crate::guards::integral_numbers)
-        .and_then(|v| serde_json::from_value(v).ok())
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| EvalError {
+            expression: ".Values.dependencyCapacity".into(),
+            reason: format!("`dependencyCapacity` does not fit its type: {e}"),
+        })?
         .unwrap_or_default();
     let budgets = Budgets {
         retiring_generations: u64::from(typed.retiring_generations),

@@ -198,6 +198,51 @@ pub fn val(path: &ValuePath) -> Expr {
 }
 
 impl Expr {
+    /// Every value the expression reads, in order of appearance.
+    pub fn value_paths(&self) -> Vec<ValuePath> {
+        let mut out = Vec::new();
+        self.collect_paths(&mut out);
+        out
+    }
+
+    fn collect_paths(&self, out: &mut Vec<ValuePath>) {
+        match self {
+            Expr::Ref(p) => out.push(p.clone()),
+            Expr::Lit(_) | Expr::Builtin(_) | Expr::Item => {}
+            Expr::Not(a)
+            | Expr::DnsName(a)
+            | Expr::ReplacePlus(a)
+            | Expr::Sha256Json(a)
+            | Expr::JsonText(a)
+            | Expr::IntString(a)
+            | Expr::TrimSuffix(_, a) => a.collect_paths(out),
+            Expr::And(items)
+            | Expr::Or(items)
+            | Expr::Concat(items)
+            | Expr::Add(items)
+            | Expr::Mul(items)
+            | Expr::JoinLists(_, items) => items.iter().for_each(|e| e.collect_paths(out)),
+            Expr::Cmp(_, a, b)
+            | Expr::StrEq(a, b)
+            | Expr::Default(a, b)
+            | Expr::Sub(a, b)
+            | Expr::ListIf(a, b)
+            | Expr::SurgePods(a, b) => {
+                a.collect_paths(out);
+                b.collect_paths(out);
+            }
+            Expr::If(a, b, c) | Expr::WithKey(a, b, c) => {
+                a.collect_paths(out);
+                b.collect_paths(out);
+                c.collect_paths(out);
+            }
+            Expr::Dict(pairs) => pairs.iter().for_each(|(k, v)| {
+                k.collect_paths(out);
+                v.collect_paths(out);
+            }),
+        }
+    }
+
     /// `gt (int self) (int other)` and the other comparisons.
     pub fn cmp(self, op: CmpOp, other: Expr) -> Expr {
         Expr::Cmp(op, Box::new(self), Box::new(other))

@@ -84,7 +84,8 @@ pub fn workload_values<T: DeserializeOwned>(values: &Value, name: &str) -> Optio
 
 /// Runs every guard on one preset's resolved values.
 pub fn check_guards(spec: &Spec, values: &Value) -> Vec<Finding> {
-    let mut findings = Vec::new();
+    let mut findings = typed_values(spec, values);
+    findings.extend(rollout_strategy(spec, values));
     for (name, workload) in spec.workloads.all() {
         if workload.class() == WorkloadClass::Api {
             if let Some(api) = workload_values::<ApiValues>(values, name) {
@@ -104,6 +105,128 @@ pub fn check_guards(spec: &Spec, values: &Value) -> Vec<Finding> {
     findings.extend(settings_one_value(spec, values));
     findings.sort_by(|a, b| (a.severity, &a.path, a.rule).cmp(&(b.severity, &b.path, b.rule)));
     findings
+}
+
+fn fits<T: DeserializeOwned>(path: &str, value: Option<&Value>) -> Option<Finding> {
+    let raw = value?;
+    let e = serde_json::from_value::<T>(integral_numbers(raw)).err()?;
+    Some(Finding {
+        rule: "values.types",
+        severity: Severity::Error,
+        path: path.to_string(),
+        message: format!("the values do not fit the chart's types ({e}); the guards cannot check them"),
+        arithmetic: None,
+        hint: "use whole numbers from 0 to 2147483647 for counts and sizes, and the documented forms elsewhere (`values.schema.json` says which)".into(),
+    })
+}
+
+/// `values.types`: every part of the values the guards read deserializes into its
+/// typed model, so no guard falls back to a default (a budget read as 0, say).
+fn typed_values(spec: &Spec, values: &Value) -> Vec<Finding> {
+    use crate::model::{
+        DependencyCapacity, JobsValues, MigrateValues, PoolValues, PostgresPooler, Scheduling,
+        SharedStoreValues, StartupSettings, WorkerValues,
+    };
+    let mut out = Vec::new();
+    for (name, workload) in spec.workloads.all() {
+        let path = format!("workloads.{name}");
+        let raw = values.get("workloads").and_then(|w| w.get(name));
+        if raw.is_none() {
+            out.push(Finding {
+                rule: "values.types",
+                severity: Severity::Error,
+                path: path.clone(),
+                message: "the workload's values are missing".into(),
+                arithmetic: None,
+                hint: format!("keep `{path}` (a `null` deletes it)"),
+            });
+            continue;
+        }
+        out.extend(match workload.class() {
+            WorkloadClass::Api => fits::<ApiValues>(&path, raw),
+            WorkloadClass::Jobs => fits::<JobsValues>(&path, raw),
+            WorkloadClass::Pool => fits::<PoolValues>(&path, raw),
+            WorkloadClass::Worker => fits::<WorkerValues>(&path, raw),
+            WorkloadClass::Migrate => fits::<MigrateValues>(&path, raw),
+        });
+    }
+    out.extend(fits::<DependencyCapacity>(
+        "dependencyCapacity",
+        values.get("dependencyCapacity"),
+    ));
+    out.extend(fits::<Scheduling>("scheduling", values.get("scheduling")));
+    out.extend(fits::<PostgresPooler>(
+        "postgresPooler",
+        values.get("postgresPooler"),
+    ));
+    out.extend(fits::<std::collections::BTreeMap<String, SharedStoreValues>>(
+        "stores",
+        values.get("stores"),
+    ));
+    if spec.startup_settings.is_some() {
+        out.extend(fits::<StartupSettings>(
+            "startupSettings",
+            values.get("startupSettings"),
+        ));
+    }
+    out
+}
+
+/// `rollout.strategy`: `maxSurge` and `maxUnavailable` are what Kubernetes accepts (a
+/// whole number, or `N%`; `maxUnavailable` at most `100%`) and never both 0; a
+/// PodDisruptionBudget's `maxUnavailable` likewise.
+fn rollout_strategy(spec: &Spec, values: &Value) -> Vec<Finding> {
+    use crate::model::{int_or_percent, IntOrPercent};
+    let mut out = Vec::new();
+    let bad = |path: String, raw: &Value, max_percent: u64| Finding {
+        rule: "rollout.strategy",
+        severity: Severity::Error,
+        path: path.clone(),
+        message: format!(
+            "{} is not a whole number or a percentage from `0%` to `{max_percent}%`; Kubernetes refuses it",
+            crate::gojson::to_go_json(raw)
+        ),
+        arithmetic: None,
+        hint: format!("set `{path}` to a count such as 1 or a percentage such as `25%`"),
+    };
+    for (name, workload) in spec.workloads.all() {
+        if workload.class() == WorkloadClass::Migrate {
+            continue;
+        }
+        let w = ValuePath::new(["workloads", name]);
+        let mut parsed: Vec<Option<IntOrPercent>> = Vec::new();
+        for (key, max_percent) in [("maxSurge", 999), ("maxUnavailable", 100)] {
+            let path = w.child("rollingUpdate").child(key);
+            let Some(raw) = path.lookup(values) else {
+                parsed.push(None);
+                continue;
+            };
+            let value = int_or_percent(raw, max_percent);
+            if value.is_none() {
+                out.push(bad(path.to_string(), raw, max_percent));
+            }
+            parsed.push(value);
+        }
+        if let [Some(surge), Some(unavailable)] = parsed[..] {
+            if surge.is_zero() && unavailable.is_zero() {
+                out.push(Finding {
+                    rule: "rollout.strategy",
+                    severity: Severity::Error,
+                    path: format!("workloads.{name}.rollingUpdate"),
+                    message: "`maxSurge` and `maxUnavailable` are both 0: a rollout could never replace a pod, and Kubernetes refuses it".into(),
+                    arithmetic: None,
+                    hint: format!("set `workloads.{name}.rollingUpdate.maxSurge` to 1"),
+                });
+            }
+        }
+        let pdb = w.child("podDisruptionBudget").child("maxUnavailable");
+        if let Some(raw) = pdb.lookup(values) {
+            if int_or_percent(raw, 100).is_none() {
+                out.push(bad(pdb.to_string(), raw, 100));
+            }
+        }
+    }
+    out
 }
 
 /// `autoscaling.one-autoscaler`: never an HPA and a ScaledObject for one workload;
@@ -555,12 +678,42 @@ pub fn managed_env_names(values: &Value, workload: &str) -> Vec<String> {
     names
 }
 
-/// Whether a command-line argument sets the worker count (`--workers`, `--workers=4`,
-/// `-w`, `-w4`).
+/// Whether a character ends a word of a command line, in a shell string too: ASCII
+/// white space (Go's `\s`) and shell punctuation. The same class as
+/// [`crate::schema::managed_args_pattern`].
+fn is_arg_separator(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\x0c' | '\r' | ' ' | '\'' | '"' | '`' | ';' | '&' | '|' | '(' | ')'
+    )
+}
+
+fn words(arg: &str) -> impl Iterator<Item = &str> {
+    arg.split(is_arg_separator).filter(|w| !w.is_empty())
+}
+
+/// Whether a command-line argument sets the worker count anywhere in it, also inside
+/// a shell string (`sh -c "exec app --workers 4"`): a word `--workers`, `--workers=4`
+/// (or an abbreviation argparse accepts, down to `--wo`), `-w` or `-w4`.
 pub fn sets_workers(arg: &str) -> bool {
-    arg == "--workers"
-        || arg.starts_with("--workers=")
-        || (arg.starts_with("-w") && arg[2..].chars().all(|c| c.is_ascii_digit()))
+    words(arg).any(|word| {
+        let head = word.split('=').next().unwrap_or(word);
+        let long = ["--wo", "--wor", "--work", "--worke", "--worker", "--workers"].contains(&head);
+        let short = word
+            .strip_prefix("-w")
+            .is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit()));
+        long || short
+    })
+}
+
+/// Whether a command-line argument assigns one of the managed variables (`NAME=...`)
+/// anywhere in it, as a shell string or `env NAME=4 app` would.
+pub fn sets_managed_variable(arg: &str, managed: &[String]) -> bool {
+    words(arg).any(|word| {
+        managed
+            .iter()
+            .any(|m| word.strip_prefix(m.as_str()).is_some_and(|r| r.starts_with('=')))
+    })
 }
 
 /// `env.managed`: the variables the chart derives cannot be overridden by user `env`
@@ -599,14 +752,24 @@ fn managed_env(spec: &Spec, values: &Value) -> Vec<Finding> {
                 .cloned()
                 .unwrap_or_default();
             for (i, arg) in list.iter().enumerate() {
-                if arg.as_str().is_some_and(sets_workers) {
+                let text = arg.as_str().unwrap_or_default();
+                if sets_workers(text) {
                     out.push(Finding {
                         rule: "env.managed",
                         severity: Severity::Error,
                         path: format!("workloads.{name}.{key}[{i}]"),
-                        message: format!("`{}` starts processes the capacity budgets do not count", arg.as_str().unwrap_or_default()),
+                        message: format!("`{}` starts processes the capacity budgets do not count", text.escape_debug()),
                         arithmetic: None,
                         hint: format!("remove it and set `workloads.{name}.processesPerPod`; the chart passes it as the workers variables"),
+                    });
+                } else if sets_managed_variable(text, &managed) {
+                    out.push(Finding {
+                        rule: "env.managed",
+                        severity: Severity::Error,
+                        path: format!("workloads.{name}.{key}[{i}]"),
+                        message: format!("`{}` assigns a variable the chart manages", text.escape_debug()),
+                        arithmetic: None,
+                        hint: format!("remove the assignment and change the value it is derived from (`workloads.{name}.processesPerPod`, an allocation's size)"),
                     });
                 }
             }
@@ -670,53 +833,65 @@ fn redis_eviction(values: &Value) -> Vec<Finding> {
     out
 }
 
-/// `settings.one-value`: every workload that opens an allocation the startup settings
-/// state must use the size the file states (the file is shared).
+/// `settings.one-value`: the configuration file states one size per stated
+/// allocation, and every workload's processes read that file, so every workload opens
+/// the `sizesFrom` workload's size ([`crate::objects::effective_size`]). Another
+/// workload's entry is fixed by the spec and must agree with the stated one there;
+/// values may not set it.
 fn settings_one_value(spec: &Spec, values: &Value) -> Vec<Finding> {
     let Some(settings) = &spec.startup_settings else {
         return Vec::new();
     };
-    let size = |workload: &str, dependency: &str, alloc: &str| {
-        ValuePath::new(["workloads", workload, dependency, alloc, "size"])
-            .lookup(values)
-            .and_then(Value::as_f64)
-    };
-    let mut out = Vec::new();
-    if !spec
-        .workloads
-        .all()
-        .iter()
-        .any(|(n, _)| *n == settings.sizes_from)
-    {
+    let from = settings.sizes_from.as_str();
+    if !spec.workloads.all().iter().any(|(n, _)| *n == from) {
         return vec![Finding {
             rule: "settings.one-value",
             severity: Severity::Error,
             path: "startupSettings.sizesFrom".into(),
-            message: format!("no workload `{}`", settings.sizes_from),
+            message: format!("no workload `{from}`"),
             arithmetic: None,
             hint: "name the workload whose allocation sizes the configuration file states".into(),
         }];
     }
-    for (dependency, alloc, _) in crate::objects::stated_allocations(spec) {
-        let stated = size(&settings.sizes_from, dependency, &alloc);
-        for (other, _) in spec.workloads.all() {
-            if other == settings.sizes_from {
+    let mut out = Vec::new();
+    for (dependency, alloc, stated) in crate::objects::stated_allocations(spec) {
+        for (other, workload) in spec.workloads.all() {
+            if other == from {
                 continue;
             }
-            let theirs = size(other, dependency, &alloc);
-            if theirs.is_some() && theirs != stated {
+            let declared = workload.to_values();
+            let Some(declared) = declared.get(dependency).and_then(|d| d.get(&alloc)) else {
+                continue;
+            };
+            let path = format!("workloads.{other}.{dependency}.{alloc}");
+            if declared.get("size") != stated.get("size")
+                || declared.get("sizeWithout") != stated.get("sizeWithout")
+            {
                 out.push(Finding {
                     rule: "settings.one-value",
                     severity: Severity::Error,
-                    path: format!("workloads.{other}.{dependency}.{alloc}.size"),
+                    path: format!("{path}.size"),
                     message: format!(
-                        "the configuration file states `{alloc}` = {} (from `{}`), but `{other}` is counted with {}: the application would open what the file says",
-                        stated.unwrap_or(0.0),
-                        settings.sizes_from,
-                        theirs.unwrap_or(0.0)
+                        "the configuration file states `{alloc}` = {} (from `{from}`), but the spec declares `{other}` with {}: the application would open what the file says",
+                        stated.get("size").map(crate::gojson::to_go_json).unwrap_or_default(),
+                        declared.get("size").map(crate::gojson::to_go_json).unwrap_or_default()
                     ),
                     arithmetic: None,
-                    hint: format!("give `{other}` the same `{alloc}` size as `{}`", settings.sizes_from),
+                    hint: format!("give `{other}` the same `{alloc}` size as `{from}` in `shipshape.yaml`"),
+                });
+                continue;
+            }
+            let given = ValuePath::new(["workloads", other, dependency, &alloc]).lookup(values);
+            if given.map(integral_numbers) != Some(integral_numbers(declared)) {
+                out.push(Finding {
+                    rule: "settings.one-value",
+                    severity: Severity::Error,
+                    path: format!("{path}.size"),
+                    message: format!(
+                        "`{path}` is taken from `workloads.{from}.{dependency}.{alloc}`: the configuration file states one `{alloc}` for every process, so it cannot be set here"
+                    ),
+                    arithmetic: None,
+                    hint: format!("leave `{path}` as the chart has it and change `workloads.{from}.{dependency}.{alloc}.size` instead"),
                 });
             }
         }

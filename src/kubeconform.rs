@@ -732,6 +732,8 @@ mod tests {
             "bad-version-flag",
             "crd-ignore-missing-json",
             "crd-missing-schema-json",
+            "crd-monitoring-gateway-invalid-json",
+            "crd-monitoring-gateway-valid-json",
             "crd-skip-kind-json",
             "dupkey-json",
             "invalid-text",
@@ -785,6 +787,41 @@ mod tests {
         assert_eq!(deploy.status, ResourceStatus::Valid);
         assert!(summarize(&report).is_empty());
         assert_eq!(report.to_string(), "");
+    }
+
+    #[test]
+    fn crd_schemas_as_a_second_location_validate_monitoring_and_gateway_kinds() {
+        let report = parse("crd-monitoring-gateway-valid-json");
+        assert_eq!(report.outcome, Outcome::Valid);
+        assert_eq!(report.summary, summary(2, 0, 0, 0));
+        for kind in ["ServiceMonitor", "HTTPRoute"] {
+            assert_eq!(find(&report, kind, "r-api").status, ResourceStatus::Valid);
+        }
+    }
+
+    #[test]
+    fn crd_schema_violations_are_invalid_with_the_crd_path() {
+        let report = parse("crd-monitoring-gateway-invalid-json");
+        assert_eq!(report.outcome, Outcome::Invalid);
+        assert_eq!(report.summary, summary(0, 2, 0, 0));
+        let monitor = find(&report, "ServiceMonitor", "r-api");
+        assert_eq!(monitor.status, ResourceStatus::Invalid);
+        assert_eq!(
+            monitor.details(),
+            vec![ValidationError {
+                path: "/spec/endpoints/0".into(),
+                msg: "additional properties 'pathh' not allowed".into()
+            }]
+        );
+        let route = find(&report, "HTTPRoute", "r-api");
+        assert_eq!(route.status, ResourceStatus::Invalid);
+        assert_eq!(
+            route.details(),
+            vec![ValidationError {
+                path: "/spec/rules/0/backendRefs/0/port".into(),
+                msg: "got string, want integer".into()
+            }]
+        );
     }
 
     #[test]

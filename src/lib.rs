@@ -22,6 +22,7 @@ pub mod objects;
 pub mod oci;
 pub mod package;
 pub mod partition;
+pub mod plans;
 pub mod presets;
 pub mod process;
 pub mod render;

@@ -32,6 +32,46 @@ pub enum IntOrString {
     Str(String),
 }
 
+/// A count or a percentage as Kubernetes reads an `IntOrString` field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntOrPercent {
+    /// A whole number of pods.
+    Count(u64),
+    /// A percentage of the desired pods.
+    Percent(u64),
+}
+
+impl IntOrPercent {
+    /// Whether it is 0 or `0%`.
+    pub fn is_zero(self) -> bool {
+        matches!(self, IntOrPercent::Count(0) | IntOrPercent::Percent(0))
+    }
+}
+
+/// Reads a values entry as Kubernetes reads an `IntOrString` count or percentage: a
+/// whole number from 0 to [`INT_MAX`] (Helm's float `2.0` included), or `N%` with no
+/// sign, fraction or leading zero and N at most `max_percent`. `None` when Kubernetes
+/// (and the values schema) would refuse it: `"12.5%"`, `"-5%"`, `"abc%"`, `"2"`, `1.5`.
+pub fn int_or_percent(v: &Value, max_percent: u64) -> Option<IntOrPercent> {
+    match v {
+        Value::Number(n) => {
+            let f = n.as_f64()?;
+            (f.fract() == 0.0 && f >= 0.0 && f <= INT_MAX as f64)
+                .then_some(IntOrPercent::Count(f as u64))
+        }
+        Value::String(s) => {
+            let digits = s.strip_suffix('%')?;
+            let canonical = digits == "0" || (!digits.starts_with('0') && digits.len() <= 3);
+            if !canonical || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let p: u64 = digits.parse().ok()?;
+            (p <= max_percent).then_some(IntOrPercent::Percent(p))
+        }
+        _ => None,
+    }
+}
+
 /// A Kubernetes resource quantity: a number (`0.5`, `2`) or a string (`500m`, `1Gi`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
@@ -81,15 +121,57 @@ pub struct EnvVar {
     pub value_from: Option<Map<String, Value>>,
 }
 
-/// The rolling-update strategy of a Deployment.
+/// The largest integer the values schema accepts anywhere (Kubernetes' `int32`
+/// maximum), so every accepted number fits the typed model and every product of the
+/// capacity formula stays within 64 bits.
+pub const INT_MAX: u64 = 2_147_483_647;
+
+/// A `maxSurge` percentage as Kubernetes accepts it: `N%` with N a whole number, no
+/// sign, no fraction, no leading zero.
+pub const SURGE_PERCENT_PATTERN: &str = "^(0|[1-9][0-9]{0,2})%$";
+
+/// A `maxUnavailable` percentage: `N%` with N from 0 to 100.
+pub const UNAVAILABLE_PERCENT_PATTERN: &str = "^(100|[1-9]?[0-9])%$";
+
+fn int_or_percent_schema(pattern: &str) -> schemars::Schema {
+    schemars::json_schema!({
+        "anyOf": [
+            {"type": "integer", "minimum": 0, "maximum": INT_MAX},
+            {"type": "string", "pattern": pattern}
+        ]
+    })
+}
+
+fn surge_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut s = int_or_percent_schema(SURGE_PERCENT_PATTERN);
+    s.insert(
+        "description".into(),
+        "Pods created above the desired count during a rollout: a whole number or a percentage `N%` (rounded up, as Kubernetes does).".into(),
+    );
+    s
+}
+
+fn unavailable_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut s = int_or_percent_schema(UNAVAILABLE_PERCENT_PATTERN);
+    s.insert(
+        "description".into(),
+        "Pods that may be unavailable: a whole number or a percentage from `0%` to `100%` (rounded down).".into(),
+    );
+    s
+}
+
+/// The rolling-update strategy of a Deployment. `maxSurge` and `maxUnavailable` are
+/// never both 0 (Kubernetes refuses it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RollingUpdate {
     /// Pods created above the desired count during a rollout: a number or a percentage
     /// (rounded up, as Kubernetes does).
+    #[schemars(schema_with = "surge_schema")]
     pub max_surge: IntOrString,
     /// Pods that may be unavailable during a rollout: a number or a percentage
     /// (rounded down).
+    #[schemars(schema_with = "unavailable_schema")]
     pub max_unavailable: IntOrString,
 }
 
@@ -136,6 +218,7 @@ pub struct DisruptionBudget {
     pub enabled: bool,
     /// Pods of this workload that a voluntary disruption (a node drain) may take down
     /// at once. A maximum rather than a minimum available, so a drain is never blocked.
+    #[schemars(schema_with = "unavailable_schema")]
     pub max_unavailable: IntOrString,
 }
 
@@ -579,7 +662,7 @@ pub struct TimeoutSetting {
     #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
     pub key: String,
     /// Seconds; positive and finite.
-    #[schemars(range(min = 0.0, max = 86400.0))]
+    #[schemars(range(max = 86400.0), extend("exclusiveMinimum" = 0))]
     pub seconds: f64,
 }
 

@@ -26,6 +26,7 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
             pool_workloads: spec.workloads.pool.keys().cloned().collect(),
             config: config_content(spec),
             secret_url_servers: secret_url_servers(spec, &workload.to_values()),
+            spec,
         };
         match w.class {
             WorkloadClass::Api => {
@@ -64,6 +65,8 @@ struct Workload<'a> {
     config: Expr,
     /// Redis servers with a URL from a Secret that this workload has allocations on.
     secret_url_servers: Vec<String>,
+    /// The spec, for the sizes its startup settings state.
+    spec: &'a Spec,
 }
 
 impl Workload<'_> {
@@ -848,6 +851,37 @@ pub fn effective_postgres_size(workload: &str, alloc: &str, declared: &Value) ->
     }
 }
 
+/// The connections per process of an allocation (`dependency` is `postgres` or
+/// `redis`) as the application opens them. A stated allocation (one whose size the
+/// startup settings write into the shared configuration file) takes the `sizesFrom`
+/// workload's size in every workload, because every process reads that one file: its
+/// own `size` is then fixed by the spec and never read (`settings.one-value`). Any other
+/// allocation has its own size (for PostgreSQL, `sizeWithout.size` while the named
+/// workload is disabled).
+pub fn effective_size(
+    spec: &Spec,
+    workload: &str,
+    dependency: &str,
+    alloc: &str,
+    declared: &Value,
+) -> Expr {
+    if let Some(settings) = &spec.startup_settings {
+        if settings.sizes_from != workload {
+            if let Some((_, _, from)) = stated_allocations(spec)
+                .into_iter()
+                .find(|(d, a, _)| *d == dependency && a == alloc)
+            {
+                return effective_size(spec, &settings.sizes_from, dependency, alloc, &from);
+            }
+        }
+    }
+    if dependency == "postgres" {
+        effective_postgres_size(workload, alloc, declared)
+    } else {
+        val(&ValuePath::new(["workloads", workload, dependency, alloc, "size"]))
+    }
+}
+
 /// Whether a PostgreSQL allocation exists: its feature flag is on (or it has none).
 pub fn postgres_allocation_on(declared: &Value) -> Expr {
     match declared.get("feature").and_then(Value::as_str) {
@@ -892,16 +926,16 @@ fn managed_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
     out.extend(replica_and_scheduling_env(w));
     for (alloc, declared) in declared_allocations(w, "postgres") {
         let path = w.value("postgres").child(alloc);
-        let size = effective_postgres_size(w.name, alloc, declared);
+        let size = effective_size(w.spec, w.name, "postgres", alloc, declared);
         out.push(managed_env_item(
             &path,
             size,
             postgres_allocation_on(declared),
         ));
     }
-    for (alloc, _) in declared_allocations(w, "redis") {
+    for (alloc, declared) in declared_allocations(w, "redis") {
         let path = w.value("redis").child(alloc);
-        let size = val(&path.child("size"));
+        let size = effective_size(w.spec, w.name, "redis", alloc, declared);
         out.push(managed_env_item(&path, size, lit(true)));
     }
     for server in &w.secret_url_servers {

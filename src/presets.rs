@@ -131,6 +131,14 @@ pub fn all_presets(spec: &Spec) -> BTreeMap<String, Preset> {
             }
         }
     }
+    // Each preset is a checked plan of the install-time contract, and its values file
+    // names it.
+    for (name, preset) in presets.iter_mut() {
+        preset.values.insert(
+            crate::plans::PLAN_KEY.to_string(),
+            Value::String(name.clone()),
+        );
+    }
     presets
 }
 

@@ -61,6 +61,10 @@ pub fn values_schema(spec: &Spec) -> Value {
             json!({"description": "Feature flags that turn connection allocations on.", "type": "object", "additionalProperties": {"type": "boolean"}}),
             spec.features.keys(),
         ),
+        "capacityPlan": {
+            "description": "The checked plan these values stay within: `default` or a preset's name (each `values-<preset>.yaml` sets its own). Its bounds are listed in the chart README; to go beyond them, add a preset to `shipshape.yaml` and regenerate.",
+            "enum": plan_names(spec)
+        },
         "replicaStrict": {"description": "Make unsafe replica findings fatal at boot.", "type": "boolean"},
         "stores": close_map(
             json!({"description": "The shared stores: each one's backend, `memory` (one pod only) or `redis`.", "type": "object", "additionalProperties": gen.subschema_for::<crate::model::SharedStoreValues>().to_value()}),
@@ -109,7 +113,7 @@ pub fn values_schema(spec: &Spec) -> Value {
         "title": format!("Values of the {} chart", spec.chart.name),
         "type": "object",
         "properties": properties,
-        "required": ["image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "replicaStrict", "stores", "storeRedis", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads"],
+        "required": ["capacityPlan", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "replicaStrict", "stores", "storeRedis", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads"],
         "additionalProperties": false,
         "definitions": Value::Object(definitions.into_iter().collect()),
     });
@@ -136,8 +140,51 @@ pub struct RootRule {
     pub schema: Value,
 }
 
-/// An argument that sets a worker count: `--workers`, `--workers=N`, `-w`, `-wN`.
-pub const WORKERS_PATTERN: &str = "^(--workers(=.*)?|-w[0-9]*)$";
+/// The pattern of an argument that sets a worker count or a managed variable anywhere
+/// in it: a word `--workers`, `--workers=N` (or an abbreviation down to `--wo`), `-w`,
+/// `-wN`, or `NAME=` for a managed variable. [`crate::guards::sets_workers`] and
+/// [`crate::guards::sets_managed_variable`] are the same rule in Rust.
+pub fn managed_args_pattern(managed: &[String]) -> String {
+    let sep = "[\\t\\n\\f\\r '\"`;&|()]";
+    let mut words = vec![
+        format!("--wo(r(k(e(rs?)?)?)?)?([={sep_inner}]|$)", sep_inner = &sep[1..sep.len() - 1]),
+        format!("-w[0-9]*({sep}|$)"),
+    ];
+    for name in managed {
+        words.push(format!("{}=", regex_escape(name)));
+    }
+    format!("(^|{sep})({})", words.join("|"))
+}
+
+fn regex_escape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The names of the checked plans: `default` and every preset.
+pub fn plan_names(spec: &Spec) -> Vec<String> {
+    let mut names = vec![crate::generate::DEFAULT_PRESET.to_string()];
+    names.extend(crate::generate::presets(spec).into_keys());
+    names
+}
+
+/// The contract of every plan: the defaults and each preset, resolved.
+pub fn plan_contracts(spec: &Spec) -> Vec<crate::plans::PlanContract> {
+    plan_names(spec)
+        .iter()
+        .map(|name| {
+            let preset = (name != crate::generate::DEFAULT_PRESET).then_some(name.as_str());
+            let values = crate::generate::preset_values(spec, preset).unwrap_or(Value::Null);
+            crate::plans::plan_contract(spec, name, &values)
+        })
+        .collect()
+}
 
 /// `replicas.shared-stores`, `pool.single-leader`, `env.managed` and
 /// `postgres.pooler-mode` where
@@ -227,9 +274,10 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
             });
         }
         let description = format!(
-            "env.managed: `workloads.{name}.args` and `command` may not set a worker count (`--workers`, `-w`); use `processesPerPod`"
+            "env.managed: `workloads.{name}.args` and `command` may not set a worker count (`--workers`, `-w`, also inside a shell string) or a variable the chart manages (`NAME=`); use `processesPerPod`"
         );
-        let no_workers = json!({"description": description, "not": {"type": "string", "pattern": WORKERS_PATTERN}});
+        let pattern = managed_args_pattern(&managed);
+        let no_workers = json!({"description": description, "not": {"type": "string", "pattern": pattern}});
         rules.push(RootRule {
             rule: "env.managed",
             path: format!("workloads.{name}.args"),
@@ -263,7 +311,301 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
             "then": {"properties": {"postgresPooler": {"properties": {"poolMode": {"const": "session"}}}}}
         }),
     });
+    rules.extend(contract_rules(spec));
     rules
+}
+
+fn rule(rule: &'static str, path: &str, description: String, mut schema: Value) -> RootRule {
+    if let Value::Object(m) = &mut schema {
+        m.insert("description".into(), Value::String(description.clone()));
+    }
+    RootRule {
+        rule,
+        path: path.to_string(),
+        description,
+        schema,
+    }
+}
+
+/// `{"workloads": {"properties": {name: schema}}}` as a root schema.
+fn on_workload(name: &str, schema: Value) -> Value {
+    json!({"properties": {"workloads": {"properties": {name: schema}}}})
+}
+
+/// The install-time rules added for invariant 7: the capacity plans, the structure
+/// values that must not change, and the cross-field rules draft-07 can say.
+fn contract_rules(spec: &Spec) -> Vec<RootRule> {
+    let mut rules = Vec::new();
+    let plans = plan_contracts(spec);
+
+    // One `if`/`then` per checked plan.
+    for plan in &plans {
+        let name = &plan.name;
+        rules.push(rule(
+            "capacity.plan",
+            crate::plans::PLAN_KEY,
+            format!("capacity.plan: with `capacityPlan: {name}` the values stay within the bounds plan `{name}` was checked with (chart README); to go beyond them add a preset to `shipshape.yaml` and regenerate"),
+            json!({
+                "if": {"properties": {crate::plans::PLAN_KEY: {"const": name}}},
+                "then": plan.schema
+            }),
+        ));
+    }
+
+    // minReplicas <= maxReplicas, enumerated over the largest maxReplicas a plan allows.
+    let largest = crate::plans::largest_max_replicas(&plans);
+    for name in spec.workloads.api.keys() {
+        for key in ["autoscaling", "keda"] {
+            let description = format!("autoscaling.one-autoscaler: `workloads.{name}.{key}.minReplicas` must not exceed `maxReplicas`");
+            let members: Vec<Value> = (1..=largest)
+                .map(|k| {
+                    json!({
+                        "description": description,
+                        "if": {"properties": {key: {"properties": {"enabled": {"const": true}, "maxReplicas": {"maximum": k}}}}},
+                        "then": {"properties": {key: {"properties": {"minReplicas": {"maximum": k}}}}}
+                    })
+                })
+                .collect();
+            if !members.is_empty() {
+                rules.push(rule(
+                    "autoscaling.one-autoscaler",
+                    &format!("workloads.{name}.{key}"),
+                    description.clone(),
+                    on_workload(name, json!({"allOf": members})),
+                ));
+            }
+        }
+    }
+
+    // Rolling updates: maxSurge and maxUnavailable never both 0; a PodDisruptionBudget
+    // that allows 0 unavailable blocks every node drain.
+    let zero = json!({"anyOf": [{"const": 0}, {"const": "0%"}]});
+    for (name, workload) in spec.workloads.all() {
+        let class = workload.class();
+        if class == WorkloadClass::Migrate {
+            continue;
+        }
+        rules.push(rule(
+            "rollout.strategy",
+            &format!("workloads.{name}.rollingUpdate"),
+            format!("rollout.strategy: `workloads.{name}.rollingUpdate.maxSurge` and `maxUnavailable` are not both 0 (Kubernetes refuses it)"),
+            on_workload(name, json!({"properties": {"rollingUpdate": {"not": {
+                "required": ["maxSurge", "maxUnavailable"],
+                "properties": {"maxSurge": zero, "maxUnavailable": zero}
+            }}}})),
+        ));
+        if class == WorkloadClass::Api {
+            rules.push(rule(
+                "rollout.drain",
+                &format!("workloads.{name}.podDisruptionBudget"),
+                format!("rollout.drain: an enabled `workloads.{name}.podDisruptionBudget` allows at least one unavailable pod, or it blocks every node drain"),
+                on_workload(name, json!({"properties": {"podDisruptionBudget": {
+                    "if": {"properties": {"enabled": {"const": true}}},
+                    "then": {"properties": {"maxUnavailable": {"not": zero}}}
+                }}})),
+            ));
+        }
+    }
+
+    // Shared stores on Redis need its URL.
+    if !spec.shared_stores().is_empty() {
+        rules.push(rule(
+            "replicas.shared-stores",
+            "storeRedis.url",
+            "replicas.shared-stores: when a shared store is on `redis`, `storeRedis.url` is set".into(),
+            json!({
+                "if": {"properties": {"stores": {"not": {"additionalProperties": {"properties": {"backend": {"const": "memory"}}}}}}},
+                "then": {"properties": {"storeRedis": {"properties": {"url": {"minLength": 1}}}}}
+            }),
+        ));
+    }
+
+    // Every scheduled job in exactly one workload: the job registry is fixed, so only
+    // which of the api and jobs workloads run can break the partition.
+    rules.extend(partition_rules(spec));
+
+    // Another workload's stated allocations take the `sizesFrom` workload's size.
+    if let Some(settings) = &spec.startup_settings {
+        let defaults = crate::values::default_values(spec);
+        let from = settings.sizes_from.as_str();
+        for (dependency, alloc, _) in crate::objects::stated_allocations(spec) {
+            for (name, _) in spec.workloads.all() {
+                let Some(entry) = defaults
+                    .get("workloads")
+                    .and_then(|w| w.get(name))
+                    .and_then(|w| w.get(dependency))
+                    .and_then(|d| d.get(&alloc))
+                else {
+                    continue;
+                };
+                if name == from {
+                    continue;
+                }
+                rules.push(rule(
+                    "settings.one-value",
+                    &format!("workloads.{name}.{dependency}.{alloc}"),
+                    format!("settings.one-value: `workloads.{name}.{dependency}.{alloc}` is taken from `workloads.{from}.{dependency}.{alloc}` (the configuration file states one value for every process); change that one"),
+                    on_workload(name, json!({"properties": {dependency: {"properties": {alloc.as_str(): {"const": entry}}}}})),
+                ));
+            }
+        }
+    }
+
+    // Structure values: fixed by the spec.
+    rules.push(rule(
+        "spec.structure",
+        "",
+        "spec.structure: the job registry, pools, variable names, allocation structure, Redis server roles and eviction policies and the settings keys are fixed by `shipshape.yaml`; change them there and regenerate".into(),
+        structure_schema(spec),
+    ));
+    rules
+}
+
+fn partition_rules(spec: &Spec) -> Vec<RootRule> {
+    let scheduling = &spec.scheduling;
+    if scheduling.jobs.is_empty() {
+        return Vec::new();
+    }
+    let pools: Vec<crate::partition::Pool> = scheduling
+        .pools
+        .iter()
+        .map(|(name, p)| crate::partition::Pool {
+            name: name.clone(),
+            jobs: p.jobs.clone(),
+            allowed: p.allowed.clone(),
+        })
+        .collect();
+    let api: Vec<&String> = spec.workloads.api.keys().collect();
+    let jobs: Vec<&String> = spec.workloads.jobs.keys().collect();
+    let class_is = |names: &[&String], on: bool| -> Option<Value> {
+        let each: Vec<Value> = names
+            .iter()
+            .map(|n| json!({"properties": {"workloads": {"properties": {n.as_str(): {"properties": {"enabled": {"const": true}}}}}}}))
+            .collect();
+        match (on, each.is_empty()) {
+            (true, true) => None,
+            (false, true) => Some(json!({})),
+            (true, false) => Some(json!({"anyOf": each})),
+            (false, false) => Some(json!({"not": {"anyOf": each}})),
+        }
+    };
+    let mut rules = Vec::new();
+    for api_on in [true, false] {
+        for jobs_on in [true, false] {
+            let findings =
+                crate::partition::prove_partition(&scheduling.jobs, &pools, api_on, jobs_on);
+            if findings.is_empty() {
+                continue;
+            }
+            let (Some(a), Some(j)) = (class_is(&api, api_on), class_is(&jobs, jobs_on)) else {
+                continue;
+            };
+            let state = |on: bool| if on { "enabled" } else { "disabled" };
+            rules.push(rule(
+                "jobs.partition",
+                "workloads",
+                format!(
+                    "jobs.partition: with the api {} and the jobs workload {}, a scheduled job would run in no workload or in two ({})",
+                    state(api_on),
+                    state(jobs_on),
+                    findings[0].message
+                ),
+                json!({"not": {"allOf": [a, j]}}),
+            ));
+        }
+    }
+    rules
+}
+
+/// `const` for every structure value of the defaults.
+fn structure_schema(spec: &Spec) -> Value {
+    let defaults = crate::values::default_values(spec);
+    let mut tree = crate::plans::SchemaTree::default();
+    let fixed = |tree: &mut crate::plans::SchemaTree, path: &[&str]| {
+        let value = path
+            .iter()
+            .try_fold(&defaults, |v, k| v.get(*k))
+            .cloned();
+        match value {
+            Some(v) => tree.add(path, json!({"const": v})),
+            None => tree.add(path, json!({"not": {}})),
+        }
+    };
+    fixed(&mut tree, &["scheduling"]);
+    fixed(&mut tree, &["managedEnv"]);
+    for store in spec.shared_stores() {
+        fixed(&mut tree, &["stores", store, "env"]);
+    }
+    let stated: Vec<(&str, String)> = crate::objects::stated_allocations(spec)
+        .into_iter()
+        .map(|(d, a, _)| (d, a))
+        .collect();
+    let sizes_from = spec.startup_settings.as_ref().map(|s| s.sizes_from.as_str());
+    for (name, workload) in spec.workloads.all() {
+        fixed(&mut tree, &["workloads", name, "processEnv"]);
+        let declared = workload.to_values();
+        for dependency in ["postgres", "redis"] {
+            let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
+                continue;
+            };
+            for (alloc, d) in allocations {
+                let path = ["workloads", name, dependency, alloc.as_str()];
+                if Some(name) != sizes_from && stated.iter().any(|(sd, sa)| *sd == dependency && sa == alloc) {
+                    // Its size is the `sizesFrom` workload's: the whole entry is fixed
+                    // (a rule of its own, `settings.one-value`).
+                    continue;
+                }
+                let keys: &[&str] = if dependency == "postgres" {
+                    &["env", "feature", "partOf", "setting"]
+                } else {
+                    &["server", "env", "setting"]
+                };
+                for key in keys {
+                    let mut p = path.to_vec();
+                    p.push(key);
+                    fixed(&mut tree, &p);
+                }
+                if d.get("sizeWithout").is_some() {
+                    let mut p = path.to_vec();
+                    p.extend(["sizeWithout", "workload"]);
+                    fixed(&mut tree, &p);
+                } else {
+                    let mut p = path.to_vec();
+                    p.push("sizeWithout");
+                    fixed(&mut tree, &p);
+                }
+            }
+        }
+    }
+    for (server, s) in &spec.dependency_capacity.redis.servers {
+        let path = ["dependencyCapacity", "redis", "servers", server.as_str()];
+        for key in ["role", "urlEnv"] {
+            let mut p = path.to_vec();
+            p.push(key);
+            fixed(&mut tree, &p);
+        }
+        let mut p = path.to_vec();
+        p.push("maxmemoryPolicy");
+        if s.role == Some(crate::model::RedisRole::Critical) {
+            tree.add(&p, json!({"const": "noeviction"}));
+        } else {
+            fixed(&mut tree, &p);
+        }
+    }
+    if let Some(settings) = &spec.startup_settings {
+        for key in ["section", "sizesFrom", "cacheUrlKey"] {
+            fixed(&mut tree, &["startupSettings", key]);
+        }
+        for budget in ["foreground", "background"] {
+            for step in ["lock", "statement", "transaction"] {
+                fixed(&mut tree, &["startupSettings", budget, step, "key"]);
+            }
+        }
+        for name in settings.deadlines.keys() {
+            fixed(&mut tree, &["startupSettings", "deadlines", name, "key"]);
+        }
+    }
+    tree.build()
 }
 
 /// A guard that draft-07 can say too, so Helm itself refuses `--set` values that
@@ -387,6 +729,12 @@ fn tidy(v: &mut Value) {
             if matches!(map.get("format"), Some(Value::String(f)) if f.starts_with("int") || f.starts_with("uint") || f == "double")
             {
                 map.remove("format");
+            }
+            // Every accepted integer fits the typed model (and Kubernetes' int32).
+            if map.get("type") == Some(&Value::String("integer".into()))
+                && !map.contains_key("maximum")
+            {
+                map.insert("maximum".into(), json!(crate::model::INT_MAX));
             }
             for child in map.values_mut() {
                 tidy(child);

@@ -73,6 +73,10 @@ pub fn default_values(spec: &Spec) -> Value {
         workloads.insert(name.to_string(), workload.to_values());
     }
     let mut root = Map::new();
+    root.insert(
+        crate::plans::PLAN_KEY.into(),
+        Value::String(crate::generate::DEFAULT_PRESET.into()),
+    );
     root.insert("image".into(), to_json(&spec.image));
     root.insert("imagePullSecrets".into(), to_json(&spec.image_pull_secrets));
     root.insert("serviceAccount".into(), to_json(&spec.service_account));
@@ -353,24 +357,27 @@ pub fn check_values_schema(
 /// (its `description`); other messages are cut so a whole workload's values are not
 /// printed back.
 fn violation_message(schema: &Value, schema_path: &str, raw: &str) -> String {
-    // An install-time rule is a `not` or an `if`/`then` member whose `description` names
-    // the guard; report the innermost such rule on the failing keyword's path.
-    let mut rule = None;
+    // An install-time rule carries `<rule id>: <what it refuses>` as the description of
+    // the schema node that holds it; report the innermost such rule on the failing
+    // keyword's path, with the keyword's own message when it is short (a bound).
     let segments: Vec<&str> = schema_path.trim_start_matches('/').split('/').collect();
-    for end in (0..segments.len()).rev() {
-        if matches!(segments[end], "not" | "then") {
-            let parent = format!("/{}", segments[..end].join("/"));
-            if let Some(d) = schema_node(schema, &parent)
-                .and_then(|n| n.get("description"))
-                .and_then(Value::as_str)
-            {
-                rule = Some(d);
-                break;
-            }
-        }
-    }
-    if let Some(rule) = rule {
-        return format!("refused by {rule}");
+    for end in (0..=segments.len()).rev() {
+        let prefix = format!("/{}", segments[..end].join("/"));
+        let Some(rule) = schema_node(schema, &prefix)
+            .and_then(|n| n.get("description"))
+            .and_then(Value::as_str)
+            .filter(|d| is_rule_description(d))
+        else {
+            continue;
+        };
+        let keyword = segments.last().copied().unwrap_or("");
+        return if matches!(keyword, "maximum" | "minimum" | "exclusiveMinimum" | "pattern" | "enum")
+            && raw.chars().count() <= 100
+        {
+            format!("refused by {rule} ({raw})")
+        } else {
+            format!("refused by {rule}")
+        };
     }
     const LIMIT: usize = 160;
     if raw.chars().count() > LIMIT {
@@ -379,6 +386,17 @@ fn violation_message(schema: &Value, schema_path: &str, raw: &str) -> String {
     } else {
         raw.to_string()
     }
+}
+
+/// Whether a schema description names a guard: `rule.id: text`.
+fn is_rule_description(d: &str) -> bool {
+    d.split_once(": ").is_some_and(|(id, _)| {
+        id.contains('.')
+            && !id.contains(' ')
+            && id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '.' || c == '-')
+    })
 }
 
 /// The schema node at a JSON pointer such as `/properties/a/allOf/1`.

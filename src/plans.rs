@@ -1,0 +1,632 @@
+//! The install-time contract's capacity plans: every checked preset (and the chart's
+//! defaults) becomes a named plan whose bounds `values.schema.json` carries, so values
+//! that plain Helm accepts are values the guards have already proven safe.
+//!
+//! Why a box of bounds is enough: the capacity peak never decreases when a count, a
+//! size, a flag that opens allocations, the surge, the retiring generations, a
+//! reservation or the reserve grows, and the budget never decreases when
+//! `maxConnections`/`maxClients` grow. So values bounded above on the first group and
+//! below on the budgets by a plan whose corner passed the guards fit too. Two inputs are
+//! not monotone and are handled exactly:
+//! - an api's replica count is one of three fields chosen by its autoscaler flags; each
+//!   branch is bounded by the plan's max pods under its own condition;
+//! - disabling a workload named by another allocation's `sizeWithout` can raise that
+//!   allocation's size; both values of such a flag are checked as corners, and a corner
+//!   that does not fit is excluded.
+//!
+//! Other cross-field rules get intervals that keep their order for any choice inside
+//! them: lock <= statement <= transaction timeouts, and the api's grace period against
+//! its drain window and shutdown.
+
+use crate::capacity::{compute_capacity, CapacityReport};
+use crate::dependencies::capacity_inputs;
+use crate::model::INT_MAX;
+use crate::spec::{Spec, WorkloadClass};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+/// The values key that names the plan the values are checked against.
+pub const PLAN_KEY: &str = "capacityPlan";
+
+/// More flags than this that are not monotone: each such flag is pinned to the plan's
+/// value instead of checking 2^n corners.
+const MAX_CORNER_FLAGS: usize = 6;
+
+/// One bound of a plan, as the chart README lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanBound {
+    /// The values path (with `when ...` for a conditional bound).
+    pub path: String,
+    /// `<= 12`, `>= 1508`, `= false`, `0 or >= 200`, `in [0.2, 2]`, ...
+    pub bound: String,
+    /// The upper bound, when there is one.
+    pub at_most: Option<f64>,
+    /// The lower bound, when there is one.
+    pub at_least: Option<f64>,
+}
+
+/// The `maximum` and `minimum` a schema fragment sets, looking into `anyOf`.
+fn limits(fragment: &Value) -> (Option<f64>, Option<f64>) {
+    let mut max = fragment.get("maximum").and_then(Value::as_f64);
+    let mut min = fragment.get("minimum").and_then(Value::as_f64);
+    for alt in fragment
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (a, b) = limits(alt);
+        max = max.or(a);
+        min = min.or(b);
+    }
+    (max, min)
+}
+
+/// A plan: its name, its bounds, and the schema its `if`/`then` applies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanContract {
+    pub name: String,
+    pub bounds: Vec<PlanBound>,
+    /// The `then` schema: the bounds, nested as the values are.
+    pub schema: Value,
+}
+
+/// Nested schema fragments keyed by values path.
+#[derive(Default)]
+pub(crate) struct SchemaTree {
+    here: Vec<Value>,
+    children: BTreeMap<String, SchemaTree>,
+}
+
+impl SchemaTree {
+    /// Adds a fragment the value at `path` must also match.
+    pub(crate) fn add(&mut self, path: &[&str], fragment: Value) {
+        let mut node = self;
+        for segment in path {
+            node = node.children.entry((*segment).to_string()).or_default();
+        }
+        node.here.push(fragment);
+    }
+
+    /// The fragments as one schema: `properties` for the children, `allOf` when a node
+    /// holds several fragments.
+    pub(crate) fn build(self) -> Value {
+        let mut parts = self.here;
+        if !self.children.is_empty() {
+            let properties: Map<String, Value> = self
+                .children
+                .into_iter()
+                .map(|(k, v)| (k, v.build()))
+                .collect();
+            parts.push(json!({ "properties": properties }));
+        }
+        match parts.len() {
+            0 => json!({}),
+            1 => parts.pop().unwrap_or_default(),
+            _ => json!({ "allOf": parts }),
+        }
+    }
+}
+
+/// The bounds of a plan being collected, with their README text.
+#[derive(Default)]
+struct Collect {
+    tree: SchemaTree,
+    bounds: Vec<PlanBound>,
+}
+
+impl Collect {
+    fn bound(&mut self, path: &[&str], fragment: Value, text: String) {
+        let (at_most, at_least) = limits(&fragment);
+        self.bounds.push(PlanBound {
+            path: path.join("."),
+            bound: text,
+            at_most,
+            at_least,
+        });
+        self.tree.add(path, fragment);
+    }
+}
+
+fn get<'v>(values: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    path.iter()
+        .try_fold(values, |v, k| v.as_object().and_then(|m| m.get(*k)))
+}
+
+fn number(values: &Value, path: &[&str]) -> u64 {
+    get(values, path)
+        .and_then(Value::as_f64)
+        .filter(|f| *f >= 0.0)
+        .map_or(0, |f| f as u64)
+}
+
+fn flag(values: &Value, path: &[&str]) -> bool {
+    get(values, path).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn report(spec: &Spec, values: &Value) -> Option<(CapacityReport, bool)> {
+    let (loads, budgets) = capacity_inputs(spec, values).ok()?;
+    let report = compute_capacity(&loads, &budgets);
+    let fits = crate::capacity::capacity_findings(&report, &loads, &budgets).is_empty();
+    Some((report, fits))
+}
+
+/// The workloads whose `enabled` flag is not monotone in the peak: disabling them
+/// can raise another allocation's size (`sizeWithout`).
+fn non_monotone_flags(spec: &Spec, values: &Value) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, workload) in spec.workloads.all() {
+        let declared = workload.to_values();
+        for alloc in declared
+            .get("postgres")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.values())
+        {
+            if let Some(other) = alloc
+                .get("sizeWithout")
+                .and_then(|s| s.get("workload"))
+                .and_then(Value::as_str)
+            {
+                if flag(values, &["workloads", other, "enabled"]) && !out.iter().any(|o| o == other)
+                {
+                    out.push(other.to_string());
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn set_enabled(values: &mut Value, workload: &str, on: bool) {
+    if let Some(w) = values
+        .get_mut("workloads")
+        .and_then(|w| w.get_mut(workload))
+        .and_then(Value::as_object_mut)
+    {
+        w.insert("enabled".into(), Value::Bool(on));
+    }
+}
+
+/// The regex of the percentages `0%` to `max%` (at most 999), no leading zeros.
+pub fn percent_pattern(max: u64) -> String {
+    let max = max.min(999);
+    let mut alternatives: Vec<String> = Vec::new();
+    // One digit.
+    alternatives.push(if max >= 9 {
+        "[0-9]".to_string()
+    } else {
+        format!("[0-{max}]")
+    });
+    // Two and three digits: a full range below the leading digit, then the rest.
+    for digits in [2u32, 3] {
+        let low = 10u64.pow(digits - 1);
+        if max < low {
+            break;
+        }
+        let high = 10u64.pow(digits) - 1;
+        if max >= high {
+            alternatives.push(format!("[1-9]{}", "[0-9]".repeat(digits as usize - 1)));
+            continue;
+        }
+        let text = max.to_string();
+        let bytes: Vec<u8> = text.bytes().map(|b| b - b'0').collect();
+        // Numbers with the same length as `max`, digit by digit.
+        let mut prefix = String::new();
+        for (i, d) in bytes.iter().enumerate() {
+            let rest = bytes.len() - i - 1;
+            let lowest = if i == 0 { 1 } else { 0 };
+            if *d > lowest {
+                let upper = d - 1;
+                let class = if upper == lowest {
+                    format!("{lowest}")
+                } else {
+                    format!("[{lowest}-{upper}]")
+                };
+                alternatives.push(format!("{prefix}{class}{}", "[0-9]".repeat(rest)));
+            }
+            prefix.push(char::from(b'0' + d));
+        }
+        alternatives.push(prefix);
+    }
+    format!("^({})%$", alternatives.join("|"))
+}
+
+fn at_most(n: u64) -> Value {
+    json!({ "maximum": n })
+}
+
+/// A `maxSurge` that adds at most `surge` pods to at most `pods` pods: a count up to
+/// `surge`, or a percentage whose rounded-up share of `pods` stays within it.
+fn surge_bound(pods: u64, surge: u64) -> (Value, String) {
+    if pods == 0 {
+        return (json!({}), String::new());
+    }
+    let percent = surge.saturating_mul(100) / pods;
+    (
+        json!({"anyOf": [
+            {"type": "integer", "maximum": surge},
+            {"type": "string", "pattern": percent_pattern(percent)}
+        ]}),
+        format!("<= {surge} or <= {}%", percent.min(999)),
+    )
+}
+
+/// The contract of one checked plan (`values` are its resolved values).
+pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
+    let mut c = Collect::default();
+    let Some((plan_report, _)) = report(spec, values) else {
+        return PlanContract {
+            name: name.to_string(),
+            bounds: Vec::new(),
+            schema: json!({}),
+        };
+    };
+
+    // Corners of the flags that are not monotone; the needed budgets are the largest
+    // peaks of the corners that fit.
+    let flags = non_monotone_flags(spec, values);
+    let mut reports = vec![plan_report.clone()];
+    if flags.len() <= MAX_CORNER_FLAGS {
+        for mask in 1u32..(1 << flags.len()) {
+            let mut corner = values.clone();
+            for (i, f) in flags.iter().enumerate() {
+                if mask & (1 << i) != 0 {
+                    set_enabled(&mut corner, f, false);
+                }
+            }
+            match report(spec, &corner) {
+                Some((r, true)) => reports.push(r),
+                _ => {
+                    let off: Map<String, Value> = flags
+                        .iter()
+                        .enumerate()
+                        .map(|(i, f)| {
+                            (
+                                f.clone(),
+                                json!({"properties": {"enabled": {"const": mask & (1 << i) == 0}}}),
+                            )
+                        })
+                        .collect();
+                    let text = flags
+                        .iter()
+                        .enumerate()
+                        .map(|(i, f)| format!("{f}={}", mask & (1 << i) == 0))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    c.bound(&["workloads"],
+                        json!({"not": {"properties": off}}),
+                        format!("not {text} (that corner exceeds a budget)"),
+                    );
+                }
+            }
+        }
+    } else {
+        for f in &flags {
+            c.bound(&["workloads", f, "enabled"],
+                json!({"const": true}),
+                "= true".into(),
+            );
+        }
+    }
+
+    for (wname, workload) in spec.workloads.all() {
+        let class = workload.class();
+        let w = ["workloads", wname];
+        if !flag(values, &["workloads", wname, "enabled"]) {
+            c.bound(&["workloads", wname, "enabled"],
+                json!({"const": false}),
+                "= false".into(),
+            );
+            continue;
+        }
+        let Some(row) = plan_report.workloads.iter().find(|r| r.name == wname) else {
+            continue;
+        };
+        let pods = row.max_pods;
+        match class {
+            WorkloadClass::Api => {
+                for key in ["autoscaling", "keda"] {
+                    c.bound(&w,
+                        json!({
+                            "if": {"properties": {key: {"properties": {"enabled": {"const": true}}}}},
+                            "then": {"properties": {key: {"properties": {"maxReplicas": at_most(pods)}}}}
+                        }),
+                        String::new(),
+                    );
+                    c.bounds.pop();
+                    c.bounds.push(PlanBound {
+                        path: format!("workloads.{wname}.{key}.enabled"),
+                        bound: format!("either: on, `{key}.maxReplicas` is bounded"),
+                        at_most: None,
+                        at_least: None,
+                    });
+                    c.bounds.push(PlanBound {
+                        path: format!("workloads.{wname}.{key}.maxReplicas"),
+                        bound: format!("<= {pods} (when `{key}.enabled`)"),
+                        at_most: Some(pods as f64),
+                        at_least: None,
+                    });
+                }
+                c.tree.add(
+                    &w,
+                    json!({
+                        "if": {"properties": {
+                            "autoscaling": {"properties": {"enabled": {"const": false}}},
+                            "keda": {"properties": {"enabled": {"const": false}}}
+                        }},
+                        "then": {"properties": {"replicaCount": at_most(pods)}}
+                    }),
+                );
+                c.bounds.push(PlanBound {
+                    path: format!("workloads.{wname}.replicaCount"),
+                    bound: format!("<= {pods} (without an autoscaler)"),
+                    at_most: Some(pods as f64),
+                    at_least: None,
+                });
+                // The grace period against the drain window and shutdown.
+                let drain = number(values, &["workloads", wname, "drainSeconds"]);
+                let shutdown = number(values, &["workloads", wname, "shutdownSeconds"]);
+                c.bound(&["workloads", wname, "drainSeconds"],
+                    at_most(drain),
+                    format!("<= {drain}"),
+                );
+                c.bound(&["workloads", wname, "shutdownSeconds"],
+                    at_most(shutdown),
+                    format!("<= {shutdown}"),
+                );
+                let grace = drain + shutdown;
+                c.bound(&["workloads", wname, "terminationGracePeriodSeconds"],
+                    json!({"minimum": grace}),
+                    format!(">= {grace}"),
+                );
+            }
+            WorkloadClass::Migrate => {}
+            _ => c.bound(&["workloads", wname, "replicaCount"],
+                at_most(pods),
+                format!("<= {pods}"),
+            ),
+        }
+        if class != WorkloadClass::Migrate {
+            let (surge, text) = surge_bound(pods, row.surge_pods);
+            if !text.is_empty() {
+                c.bound(&["workloads", wname, "rollingUpdate", "maxSurge"],
+                    surge,
+                    text,
+                );
+            }
+        }
+        let processes = number(values, &["workloads", wname, "processesPerPod"]);
+        c.bound(&["workloads", wname, "processesPerPod"],
+            at_most(processes),
+            format!("<= {processes}"),
+        );
+        for dependency in ["postgres", "redis"] {
+            let declared = workload.to_values();
+            let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
+                continue;
+            };
+            for (alloc, d) in allocations {
+                let size = number(values, &["workloads", wname, dependency, alloc, "size"]);
+                c.bound(&["workloads", wname, dependency, alloc, "size"],
+                    at_most(size),
+                    format!("<= {size}"),
+                );
+                if d.get("sizeWithout").is_some() {
+                    let path = ["workloads", wname, dependency, alloc, "sizeWithout", "size"];
+                    let size = number(values, &path);
+                    c.bound(&path, at_most(size), format!("<= {size}"));
+                }
+            }
+        }
+    }
+
+    for feature in spec.features.keys() {
+        if !flag(values, &["features", feature]) {
+            c.bound(&["features", feature],
+                json!({"const": false}),
+                "= false".into(),
+            );
+        }
+    }
+
+    let cap = ["dependencyCapacity"];
+    let retiring = number(values, &["dependencyCapacity", "retiringGenerations"]);
+    c.bound(&["dependencyCapacity", "retiringGenerations"],
+        at_most(retiring),
+        format!("<= {retiring}"),
+    );
+    let reserve = number(values, &["dependencyCapacity", "postgres", "reserve"]);
+    c.bound(&["dependencyCapacity", "postgres", "reserve"],
+        at_most(reserve),
+        format!("<= {reserve}"),
+    );
+    for r in spec.dependency_capacity.postgres.reservations.keys() {
+        let path = ["dependencyCapacity", "postgres", "reservations", r.as_str()];
+        let n = number(values, &path);
+        c.bound(&path, at_most(n), format!("<= {n}"));
+    }
+    let peak = |f: &dyn Fn(&CapacityReport) -> u64| reports.iter().map(f).max().unwrap_or(0);
+    let need = peak(&|r| r.postgres.peak).saturating_add(reserve);
+    c.bound(&["dependencyCapacity", "postgres", "maxConnections"],
+        json!({"minimum": need}),
+        format!(">= {need}"),
+    );
+    let reserved = number(values, &["dependencyCapacity", "redis", "reservedClients"]);
+    c.bound(&["dependencyCapacity", "redis", "reservedClients"],
+        at_most(reserved),
+        format!("<= {reserved}"),
+    );
+    let need = peak(&|r| r.redis_total.peak);
+    c.bound(&["dependencyCapacity", "redis", "maxConnections"],
+        json!({"minimum": need}),
+        format!(">= {need}"),
+    );
+    for server in spec.dependency_capacity.redis.servers.keys() {
+        let s = server.as_str();
+        let path = ["dependencyCapacity", "redis", "servers", s, "reservedClients"];
+        let reserved = number(values, &path);
+        c.bound(&path, at_most(reserved), format!("<= {reserved}"));
+        let need = peak(&|r| {
+            r.redis_servers
+                .iter()
+                .find(|(n, _)| n == s)
+                .map_or(0, |(_, t)| t.peak)
+        });
+        c.bound(&["dependencyCapacity", "redis", "servers", s, "maxClients"],
+            json!({"anyOf": [{"const": 0}, {"minimum": need.max(1)}]}),
+            format!("0 (unchecked) or >= {}", need.max(1)),
+        );
+    }
+    let _ = cap;
+
+    // Timeouts: intervals that keep lock <= statement <= transaction.
+    if spec.startup_settings.is_some() {
+        for budget in ["foreground", "background"] {
+            let seconds = |step: &str| {
+                get(values, &["startupSettings", budget, step, "seconds"])
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0)
+            };
+            let (lock, transaction) = (seconds("lock"), seconds("transaction"));
+            let path = |step: &'static str| ["startupSettings", budget, step, "seconds"];
+            c.bound(&path("lock"),
+                json!({"maximum": lock}),
+                format!("<= {lock}"),
+            );
+            c.bound(&path("statement"),
+                json!({"minimum": lock, "maximum": transaction}),
+                format!("in [{lock}, {transaction}]"),
+            );
+            c.bound(&path("transaction"),
+                json!({"minimum": transaction}),
+                format!(">= {transaction}"),
+            );
+        }
+    }
+
+    PlanContract {
+        name: name.to_string(),
+        bounds: c.bounds,
+        schema: c.tree.build(),
+    }
+}
+
+/// The largest `maxReplicas` any plan lets an autoscaler have: the range the
+/// `minReplicas <= maxReplicas` rule is enumerated over.
+pub fn largest_max_replicas(plans: &[PlanContract]) -> u64 {
+    plans
+        .iter()
+        .flat_map(|p| &p.bounds)
+        .filter(|b| b.path.ends_with(".maxReplicas"))
+        .filter_map(|b| b.at_most)
+        .map(|m| m as u64)
+        .max()
+        .unwrap_or(0)
+        .min(INT_MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, text: &str) -> bool {
+        let schema = json!({"type": "string", "pattern": pattern});
+        jsonschema::draft7::new(&schema)
+            .map(|v| v.is_valid(&json!(text)))
+            .unwrap_or(false)
+    }
+
+    #[test]
+    fn percent_patterns_accept_exactly_zero_to_max() {
+        for max in [0u64, 1, 5, 9, 10, 12, 19, 20, 25, 50, 99, 100, 101, 110, 250, 999, 5000] {
+            let pattern = percent_pattern(max);
+            for p in 0..=1000u64 {
+                assert_eq!(
+                    matches(&pattern, &format!("{p}%")),
+                    p <= max.min(999),
+                    "max {max}, {p}%: {pattern}"
+                );
+            }
+            for bad in ["05%", "00%", "-5%", "12.5%", "abc%", "5", "%", " 5%"] {
+                assert!(!matches(&pattern, bad), "{pattern} accepted {bad}");
+            }
+        }
+    }
+
+    fn example(name: &str) -> Spec {
+        let path = format!("{}/examples/{name}/shipshape.yaml", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        crate::spec::load_spec(&text, &path).unwrap()
+    }
+
+    /// Every value the capacity formula reads has a bound in every plan that enables
+    /// its workload: a field added to the formula without a bound fails here.
+    #[test]
+    fn every_input_of_the_formula_is_bounded_in_every_plan() {
+        for name in ["agent-platform", "llm-gateway"] {
+            let spec = example(name);
+            let mut inputs: Vec<String> = Vec::new();
+            for w in crate::dependencies::workload_exprs(&spec) {
+                let mut exprs = vec![w.max_pods.clone(), w.surge_pods.clone(), w.processes.clone()];
+                exprs.extend(w.postgres.iter().map(|(_, e)| e.clone()));
+                exprs.extend(w.redis.iter().map(|(_, _, e)| e.clone()));
+                for e in exprs {
+                    inputs.extend(e.value_paths().iter().map(ToString::to_string));
+                }
+            }
+            for budget in ["retiringGenerations", "postgres.maxConnections", "postgres.reserve", "redis.maxConnections", "redis.reservedClients"] {
+                inputs.push(format!("dependencyCapacity.{budget}"));
+            }
+            for r in spec.dependency_capacity.postgres.reservations.keys() {
+                inputs.push(format!("dependencyCapacity.postgres.reservations.{r}"));
+            }
+            for s in spec.dependency_capacity.redis.servers.keys() {
+                inputs.push(format!("dependencyCapacity.redis.servers.{s}.maxClients"));
+                inputs.push(format!("dependencyCapacity.redis.servers.{s}.reservedClients"));
+            }
+            inputs.sort();
+            inputs.dedup();
+            for plan in crate::schema::plan_contracts(&spec) {
+                let values = crate::generate::preset_values(
+                    &spec,
+                    (plan.name != "default").then_some(plan.name.as_str()),
+                )
+                .unwrap();
+                for input in &inputs {
+                    let segments: Vec<&str> = input.split('.').collect();
+                    let workload_off = segments[0] == "workloads"
+                        && !flag(&values, &["workloads", segments[1], "enabled"]);
+                    let is_flag = input.ends_with(".enabled") || segments[0] == "features";
+                    let bounded = plan.bounds.iter().any(|b| &b.path == input);
+                    let flag_on = get(&values, &segments).and_then(Value::as_bool) == Some(true);
+                    let ok = if workload_off {
+                        plan.bounds.iter().any(|b| b.path == format!("workloads.{}.enabled", segments[1]))
+                    } else if is_flag {
+                        bounded || flag_on
+                    } else {
+                        bounded
+                    };
+                    assert!(ok, "{name} plan `{}`: `{input}` is read by the capacity formula but has no bound", plan.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn surge_bound_keeps_the_rounded_up_percentage_within_the_plan() {
+        // 12 pods with 1 surge pod: 8% of 12 rounds up to 1, 9% to 2.
+        let (schema, text) = surge_bound(12, 1);
+        assert_eq!(text, "<= 1 or <= 8%");
+        let v = jsonschema::draft7::new(&schema).unwrap();
+        assert!(v.is_valid(&json!(1)));
+        assert!(!v.is_valid(&json!(2)));
+        assert!(v.is_valid(&json!("8%")));
+        assert!(!v.is_valid(&json!("9%")));
+        assert_eq!(crate::capacity::Surge::Percent(8).pods(12), 1);
+        assert_eq!(crate::capacity::Surge::Percent(9).pods(12), 2);
+        assert_eq!(surge_bound(0, 0).1, "");
+    }
+}
