@@ -145,16 +145,26 @@ pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
         if let Err(ValuesError::Schema { violations, .. }) =
             check_values_schema(&values, &schema, &format!("preset `{label}`"))
         {
-            // The schema's own findings, unless a guard explains the same rule better.
+            // The schema's own findings, unless a guard explains the same rule better. A
+            // preset's plan bounds come from its own values, so when a guard refuses the
+            // preset they only repeat the guard.
+            let guard_errors = guard_findings.iter().any(|f| f.severity == Severity::Error);
             for v in violations {
                 let explained = guard_findings
                     .iter()
-                    .any(|f| v.message.starts_with(&format!("refused by {}:", f.rule)));
+                    .any(|f| v.message.starts_with(&format!("refused by {}:", f.rule)))
+                    || (guard_errors && v.message.starts_with("refused by capacity.plan:"));
                 if !explained {
                     findings.push((label.to_string(), schema_finding(v)));
                 }
             }
-            findings.extend(guard_findings.into_iter().map(|f| (label.to_string(), f)));
+            // The schema already says why such values do not fit the types.
+            findings.extend(
+                guard_findings
+                    .into_iter()
+                    .filter(|f| f.rule != "values.types")
+                    .map(|f| (label.to_string(), f)),
+            );
             continue;
         }
         findings.extend(guard_findings.into_iter().map(|f| (label.to_string(), f)));

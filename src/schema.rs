@@ -451,6 +451,18 @@ fn contract_rules(spec: &Spec) -> Vec<RootRule> {
         }
     }
 
+    // A critical Redis server never evicts.
+    for (server, s) in &spec.dependency_capacity.redis.servers {
+        if s.role == Some(crate::model::RedisRole::Critical) {
+            rules.push(rule(
+                "redis.eviction",
+                &format!("dependencyCapacity.redis.servers.{server}.maxmemoryPolicy"),
+                format!("redis.eviction: the critical Redis server `{server}` is declared `noeviction` (it holds sessions, admission and coordination state)"),
+                json!({"properties": {"dependencyCapacity": {"properties": {"redis": {"properties": {"servers": {"properties": {server.as_str(): {"properties": {"maxmemoryPolicy": {"const": "noeviction"}}}}}}}}}}}),
+            ));
+        }
+    }
+
     // Structure values: fixed by the spec.
     rules.push(rule(
         "spec.structure",
@@ -586,9 +598,8 @@ fn structure_schema(spec: &Spec) -> Value {
         }
         let mut p = path.to_vec();
         p.push("maxmemoryPolicy");
-        if s.role == Some(crate::model::RedisRole::Critical) {
-            tree.add(&p, json!({"const": "noeviction"}));
-        } else {
+        // A critical server's policy is its own rule, `redis.eviction`.
+        if s.role != Some(crate::model::RedisRole::Critical) {
             fixed(&mut tree, &p);
         }
     }

@@ -64,9 +64,12 @@ fn evaluation_with_outboxes_or_more_replicas_is_refused() {
     let spec = example("llm-gateway").to_owned();
     let spec_path = repo_root().join("examples/llm-gateway/shipshape.yaml");
     let bin = Path::new(env!("CARGO_BIN_EXE_shipshape"));
-    for set in [
-        "features.durableTelemetry=true",
-        "workloads.api.replicaCount=2",
+    // Plain Helm refuses these through the evaluation plan's bounds in
+    // `values.schema.json` (exit 2), before any guard runs; the guard's own arithmetic
+    // for the same values is checked on the library below.
+    for (set, field) in [
+        ("features.durableTelemetry=true", "`features.durableTelemetry`"),
+        ("workloads.api.replicaCount=2", "`workloads.api.replicaCount`"),
     ] {
         let (code, out, err) = run(
             bin,
@@ -81,10 +84,24 @@ fn evaluation_with_outboxes_or_more_replicas_is_refused() {
             ],
             &[],
         );
-        assert_eq!(code, 1, "{set}: {out}{err}");
+        assert_eq!(code, 2, "{set}: {out}{err}");
         assert!(
-            err.contains("error[capacity.postgres]") && err.contains("budget of 84"),
+            err.contains(field) && err.contains("capacityPlan: evaluation"),
             "{set}: {err}"
+        );
+        let mut values = shipshape::generate::preset_values(&spec, Some("evaluation")).unwrap();
+        let (path, value) = set.split_once('=').unwrap();
+        let keys: Vec<&str> = path.split('.').collect();
+        let mut node = &mut values;
+        for k in &keys[..keys.len() - 1] {
+            node = node.get_mut(*k).unwrap();
+        }
+        node[keys[keys.len() - 1]] = serde_json::from_str(value).unwrap();
+        let findings = shipshape::guards::check_guards(&spec, &values);
+        assert!(
+            findings.iter().any(|f| f.rule == "capacity.postgres"
+                && f.message.contains("budget of 84")),
+            "{set}: {findings:?}"
         );
     }
     let (code, out, _) = run(

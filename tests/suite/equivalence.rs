@@ -220,28 +220,28 @@ fn string_map(rng: &mut Rng, avoid: &[&str]) -> Value {
     Value::Object(m)
 }
 
-fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value) -> Value {
+/// A whole number from 0 to `max` (the plan's value: the schema bounds it there).
+fn upto(rng: &mut Rng, max: &Value) -> u64 {
+    let max = max.as_f64().unwrap_or(0.0) as u64;
+    rng.next() % (max + 1)
+}
+
+/// Random values for one workload, inside the bounds of the plan whose resolved
+/// workload values are `plan`: counts and sizes at most the plan's, flags only where
+/// the plan has them on, hostile strings wherever the chart takes free text.
+fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: &Value) -> Value {
     let mut w = Map::new();
     if rng.chance(40) {
-        w.insert("processesPerPod".into(), json!(1 + rng.below(4)));
-    }
-    if rng.chance(30) {
-        w.insert(
-            "processEnv".into(),
-            json!(["WEB_CONCURRENCY", rng.pick(HOSTILE).to_string()]),
-        );
+        let most = plan["processesPerPod"].as_f64().unwrap_or(1.0) as u64;
+        w.insert("processesPerPod".into(), json!(1 + rng.next() % most.max(1)));
     }
     for dependency in ["postgres", "redis"] {
         if let Some(allocations) = declared.get(dependency).and_then(Value::as_object) {
             let mut sizes = Map::new();
             for name in allocations.keys() {
                 if rng.chance(40) {
-                    let mut a = Map::new();
-                    a.insert("size".into(), json!(rng.below(70)));
-                    if rng.chance(20) {
-                        a.insert("env".into(), Value::String(String::new()));
-                    }
-                    sizes.insert(name.clone(), Value::Object(a));
+                    let size = upto(rng, &plan[dependency][name]["size"]);
+                    sizes.insert(name.clone(), json!({"size": size}));
                 }
             }
             w.insert(dependency.into(), Value::Object(sizes));
@@ -252,7 +252,8 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value) -> Val
             w.insert(key.to_string(), v);
         }
     };
-    let enabled = Value::Bool(rng.chance(70));
+    let on = plan["enabled"].as_bool().unwrap_or(false);
+    let enabled = Value::Bool(on && rng.chance(70));
     maybe(rng, "enabled", enabled);
     let hostile_list = Value::Array((0..rng.below(3)).map(|_| hostile(rng)).collect());
     maybe(rng, "args", hostile_list);
@@ -274,30 +275,30 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value) -> Val
     let tolerations = json!([{"key": hostile(rng), "operator": "Exists"}]);
     maybe(rng, "tolerations", tolerations);
     if class != WorkloadClass::Migrate {
-        let replicas = *rng.pick(&[0u64, 1, 2, 3, 1000000]);
+        let replicas = upto(rng, &plan["replicaCount"]);
         maybe(rng, "replicaCount", json!(replicas));
-        let grace = *rng.pick(&[0u64, 30, 330, 4294967295]);
-        maybe(rng, "terminationGracePeriodSeconds", json!(grace));
         let surge = if rng.chance(50) {
-            json!("25%")
+            json!({"maxSurge": plan["rollingUpdate"]["maxSurge"], "maxUnavailable": "25%"})
         } else {
-            json!(rng.below(3))
+            json!({"maxSurge": 0, "maxUnavailable": 1})
         };
-        maybe(
-            rng,
-            "rollingUpdate",
-            json!({"maxSurge": surge, "maxUnavailable": 0}),
-        );
+        maybe(rng, "rollingUpdate", surge);
         let np = json!({"enabled": rng.chance(50)});
         maybe(rng, "networkPolicy", np);
     }
     if class == WorkloadClass::Api {
-        let drain = *rng.pick(&[0u64, 30, 300, 1000000]);
+        let drain = upto(rng, &plan["drainSeconds"]);
         maybe(rng, "drainSeconds", json!(drain));
+        let grace = plan["terminationGracePeriodSeconds"].as_f64().unwrap_or(0.0) as u64
+            + *rng.pick(&[0u64, 30, 1000000]);
+        maybe(rng, "terminationGracePeriodSeconds", json!(grace));
         let svc = json!({"type": "ClusterIP", "port": 8443, "annotations": string_map(rng, &[])});
         maybe(rng, "service", svc);
         let pdb = json!({"enabled": rng.chance(50), "maxUnavailable": "50%"});
         maybe(rng, "podDisruptionBudget", pdb);
+    } else if class != WorkloadClass::Migrate {
+        let grace = *rng.pick(&[0u64, 30, 330, 2147483647]);
+        maybe(rng, "terminationGracePeriodSeconds", json!(grace));
     }
     if class == WorkloadClass::Migrate {
         let backoff = json!(rng.below(4));
@@ -306,8 +307,32 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value) -> Val
     Value::Object(w)
 }
 
-/// One random values overlay inside the schema.
+/// `overlay` merged over `base` as Helm merges values files (maps deeply).
+fn merged(base: &Value, overlay: Value) -> Value {
+    match (base, overlay) {
+        (Value::Object(b), Value::Object(o)) => {
+            let mut out = b.clone();
+            for (k, v) in o {
+                let next = match b.get(&k) {
+                    Some(old) => merged(old, v),
+                    None => v,
+                };
+                out.insert(k, next);
+            }
+            Value::Object(out)
+        }
+        (_, o) => o,
+    }
+}
+
+/// One random values file inside the schema: the resolved values of a random plan
+/// (the defaults or a preset, with its `capacityPlan`) with random changes inside
+/// that plan's bounds.
 fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
+    let plans = shipshape::schema::plan_names(spec);
+    let plan = rng.pick(&plans).clone();
+    let preset = (plan != "default").then_some(plan.as_str());
+    let base = shipshape::generate::preset_values(spec, preset).unwrap();
     let mut root = Map::new();
     if rng.chance(60) {
         root.insert(
@@ -340,7 +365,7 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
         if rng.chance(60) {
             workloads.insert(
                 name.to_string(),
-                random_workload(rng, w.class(), &w.to_values()),
+                random_workload(rng, w.class(), &w.to_values(), &base["workloads"][name]),
             );
         }
     }
@@ -368,26 +393,31 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
         }
     }
     if spec.startup_settings.is_some() && rng.chance(60) {
-        let seconds = *rng.pick(&[0.2, 1.5, 1e-7, 0.000001, 1000000.0, 3.0]);
+        let most = base["startupSettings"]["foreground"]["lock"]["seconds"]
+            .as_f64()
+            .unwrap_or(0.0);
+        let seconds = *rng.pick(&[most, most / 2.0, 1e-7, 0.000001]);
         root.insert(
             "startupSettings".into(),
-            json!({"foreground": {"lock": {"seconds": seconds}}, "deadlines": {"acquisition": {"key": *rng.pick(&["no", "on", "y", "null", "true", "_x", "db_acquisition"])}}}),
+            json!({"foreground": {"lock": {"seconds": seconds}}}),
         );
     }
     let mut features = Map::new();
     for k in spec.features.keys() {
-        if rng.chance(50) {
+        if rng.chance(50) && base["features"][k] == json!(true) {
             features.insert(k.clone(), Value::Bool(rng.chance(50)));
         }
     }
     root.insert("features".into(), Value::Object(features));
     if rng.chance(40) {
+        let retiring = upto(rng, &base["dependencyCapacity"]["retiringGenerations"]);
+        let reserve = upto(rng, &base["dependencyCapacity"]["postgres"]["reserve"]);
         root.insert(
             "dependencyCapacity".into(),
-            json!({"retiringGenerations": rng.below(4), "postgres": {"maxConnections": 1000000, "reserve": rng.below(50)}}),
+            json!({"retiringGenerations": retiring, "postgres": {"maxConnections": 1000000, "reserve": reserve}}),
         );
     }
-    Value::Object(root)
+    merged(&base, Value::Object(root))
 }
 
 #[test]

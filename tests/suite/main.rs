@@ -2,6 +2,7 @@
 
 mod capacity;
 mod cli;
+mod contract;
 mod equivalence;
 mod fixtures;
 mod golden;

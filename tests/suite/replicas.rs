@@ -160,22 +160,25 @@ fn helm_3_and_4_refuse_unsafe_replicas_pools_and_poolers() {
     let chart = scratch.path().join("chart");
     let scale_out = scratch.path().join("chart/values-scale-out.yaml");
     let scale_out = scale_out.to_str().unwrap();
+    let failover = scratch.path().join("chart/values-ingest-failover.yaml");
+    let failover = failover.to_str().unwrap();
     assert_helm_schema_verdicts(
         &chart,
         scratch.path(),
         &[
             &["--set", "workloads.api.replicaCount=2"],
             &["-f", scale_out, "--set", "stores.mcp-oauth.backend=memory"],
-            &["-f", scale_out, "--set", "workloads.ingest.enabled=true,workloads.ingest.replicaCount=2"],
+            &["-f", failover, "--set", "workloads.ingest.leaderElection=false"],
             &["--set", "postgresPooler.enabled=true,postgresPooler.poolMode=transaction"],
         ],
         &[
             &["-f", scale_out],
+            &["-f", failover],
             &[
                 "-f",
-                scale_out,
+                failover,
                 "--set",
-                "workloads.ingest.enabled=true,workloads.ingest.replicaCount=2,workloads.ingest.leaderElection=true",
+                "workloads.ingest.leaderElection=false,workloads.ingest.claiming=true",
             ],
             &["--set", "postgresPooler.enabled=true,postgresPooler.poolMode=session"],
         ],
