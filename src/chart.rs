@@ -198,7 +198,17 @@ fn readme(inputs: &ChartInputs<'_>) -> Result<String, TemplateError> {
                 .map(|r| crate::capacity::format_markdown(&r))
                 .unwrap_or_default(),
             schema_rules => minijinja::Value::from(minijinja::value::Serde(
-                crate::schema::install_time_rules(spec),
+                crate::schema::install_time_rules(spec)
+                    .into_iter()
+                    .filter(|r| r.1 != "capacity.plan")
+                    .collect::<Vec<_>>(),
+            )),
+            rule_catalog => minijinja::Value::from(minijinja::value::Serde(crate::guards::RULE_CATALOG)),
+            plans => minijinja::Value::from(minijinja::value::Serde(
+                crate::schema::plan_contracts(spec)
+                    .into_iter()
+                    .map(|p| (p.name, p.bounds))
+                    .collect::<Vec<_>>(),
             )),
         },
     )

@@ -11,6 +11,114 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::fmt;
 
+/// One rule of the catalogue: what the guard refuses, how `values.schema.json`
+/// enforces it at install time, and how to go beyond it. The chart README's contract
+/// table is generated from this list.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct RuleEntry {
+    pub id: &'static str,
+    /// What the guard refuses.
+    pub refuses: &'static str,
+    /// How plain Helm refuses the same values: a bound, a `const`, a derived value.
+    pub install_time: &'static str,
+    /// What to do to go beyond it.
+    pub beyond: &'static str,
+}
+
+/// Every rule, in the order the docs list them.
+pub const RULE_CATALOG: &[RuleEntry] = &[
+    RuleEntry {
+        id: "capacity.postgres",
+        refuses: "peak PostgreSQL connections across a rollout above `maxConnections` - `reserve`",
+        install_time: "bound: `capacityPlan` names a checked plan (the defaults or a preset); replicas, autoscaler maxima, surge, processes per pod, allocation sizes, retiring generations, reservations and the reserve at most the plan's, `maxConnections` at least the plan's peak + reserve, features and workloads the plan has off stay off",
+        beyond: "add a preset with the new figures to `shipshape.yaml`, regenerate, and install with its `values-<preset>.yaml`",
+    },
+    RuleEntry {
+        id: "capacity.redis",
+        refuses: "peak Redis clients above a server's `maxClients` or the declared total",
+        install_time: "bound: as `capacity.postgres`; each server's `maxClients` is 0 (unchecked) or at least the plan's peak on it, the total at least the plan's total",
+        beyond: "as `capacity.postgres`",
+    },
+    RuleEntry {
+        id: "replicas.shared-stores",
+        refuses: "a shared store in pod memory while a workload can run more than one pod; Redis stores without `storeRedis.url`",
+        install_time: "if/then: `replicaCount` >= 2 or an autoscaler on requires every fatal shared store on `redis`; a store on `redis` requires a non-empty `storeRedis.url`",
+        beyond: "set the stores' `backend` to `redis` (the `scale-out` preset does)",
+    },
+    RuleEntry {
+        id: "jobs.partition",
+        refuses: "a scheduled job that runs in no workload or in two, for some combination of pools",
+        install_time: "const: `scheduling` (jobs, pools, allow-lists) is fixed; the api/jobs on-off combinations that would leave a job without an owner are refused",
+        beyond: "change `scheduling` in `shipshape.yaml` and regenerate",
+    },
+    RuleEntry {
+        id: "pool.single-leader",
+        refuses: "a pool with more than one replica and neither leader election nor claiming",
+        install_time: "if/then: `replicaCount` >= 2 requires `leaderElection` or `claiming`",
+        beyond: "turn on `leaderElection` (failover) or `claiming` (parallel)",
+    },
+    RuleEntry {
+        id: "autoscaling.one-autoscaler",
+        refuses: "an HPA and a KEDA ScaledObject on one workload; `minReplicas` above `maxReplicas`",
+        install_time: "not: both `enabled`; min <= max enumerated over every `maxReplicas` a plan allows",
+        beyond: "turn one autoscaler off; keep `minReplicas` <= `maxReplicas`",
+    },
+    RuleEntry {
+        id: "rollout.drain",
+        refuses: "a grace period shorter than drain + shutdown; a PodDisruptionBudget allowing 0 unavailable",
+        install_time: "interval: `drainSeconds` and `shutdownSeconds` at most the plan's, `terminationGracePeriodSeconds` at least their sum; an enabled budget's `maxUnavailable` is not 0 or `0%`",
+        beyond: "add a preset with the longer drain and its grace period, and regenerate",
+    },
+    RuleEntry {
+        id: "rollout.strategy",
+        refuses: "a `maxSurge`/`maxUnavailable` Kubernetes refuses (`12.5%`, `-5%`, `\"2\"`, 1.5), or both 0",
+        install_time: "pattern and bound: a whole number or `N%` (`maxUnavailable` at most `100%`), never both 0; `maxSurge` adds at most the plan's surge pods",
+        beyond: "write counts as numbers and percentages as `N%`",
+    },
+    RuleEntry {
+        id: "postgres.pooler-mode",
+        refuses: "PgBouncer in transaction or statement mode",
+        install_time: "if/then: `postgresPooler.enabled` requires `poolMode: session`",
+        beyond: "none: transaction pooling runs queries in the wrong tenant's schema",
+    },
+    RuleEntry {
+        id: "timeouts.order",
+        refuses: "lock > statement or statement > transaction (foreground, background); a deadline <= 0",
+        install_time: "interval: lock at most the plan's lock, statement between the plan's lock and transaction, transaction at least the plan's; every deadline above 0",
+        beyond: "add a preset with the new deadlines and regenerate",
+    },
+    RuleEntry {
+        id: "env.managed",
+        refuses: "user `env` setting a variable the chart manages; `--workers`/`-w` or `NAME=` for a managed variable anywhere in `args`/`command` (shell strings too); `config.<section>` set directly",
+        install_time: "not: the managed names in `env`, the worker flags and assignments by pattern, the settings section in `config`",
+        beyond: "set `processesPerPod`, the allocation sizes or `startupSettings` instead",
+    },
+    RuleEntry {
+        id: "redis.eviction",
+        refuses: "a critical Redis server declared with an evicting policy",
+        install_time: "const: a critical server's `maxmemoryPolicy` is `noeviction`; roles and the other servers' policies are fixed",
+        beyond: "put caches on a `cache` server",
+    },
+    RuleEntry {
+        id: "settings.one-value",
+        refuses: "a workload counted with another size than the configuration file states",
+        install_time: "derived: another workload's stated allocation takes the `sizesFrom` workload's size; its own entry is `const`",
+        beyond: "change the `sizesFrom` workload's size",
+    },
+    RuleEntry {
+        id: "spec.structure",
+        refuses: "values that change what the spec declares (job registry, variable names, allocation structure, settings keys)",
+        install_time: "const",
+        beyond: "change `shipshape.yaml` and regenerate",
+    },
+    RuleEntry {
+        id: "values.types",
+        refuses: "values that do not fit the typed model (the guards could not check them)",
+        install_time: "bound: every integer at most 2147483647, percentages by pattern, so every accepted value fits the types",
+        beyond: "none",
+    },
+];
+
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
@@ -159,10 +267,12 @@ fn typed_values(spec: &Spec, values: &Value) -> Vec<Finding> {
         "postgresPooler",
         values.get("postgresPooler"),
     ));
-    out.extend(fits::<std::collections::BTreeMap<String, SharedStoreValues>>(
-        "stores",
-        values.get("stores"),
-    ));
+    out.extend(
+        fits::<std::collections::BTreeMap<String, SharedStoreValues>>(
+            "stores",
+            values.get("stores"),
+        ),
+    );
     if spec.startup_settings.is_some() {
         out.extend(fits::<StartupSettings>(
             "startupSettings",
@@ -178,7 +288,8 @@ fn typed_values(spec: &Spec, values: &Value) -> Vec<Finding> {
 fn rollout_strategy(spec: &Spec, values: &Value) -> Vec<Finding> {
     use crate::model::{int_or_percent, IntOrPercent};
     let mut out = Vec::new();
-    let bad = |path: String, raw: &Value, max_percent: u64| Finding {
+    let bad = |path: String, raw: &Value, max_percent: u64| {
+        Finding {
         rule: "rollout.strategy",
         severity: Severity::Error,
         path: path.clone(),
@@ -188,6 +299,7 @@ fn rollout_strategy(spec: &Spec, values: &Value) -> Vec<Finding> {
         ),
         arithmetic: None,
         hint: format!("set `{path}` to a count such as 1 or a percentage such as `25%`"),
+    }
     };
     for (name, workload) in spec.workloads.all() {
         if workload.class() == WorkloadClass::Migrate {
@@ -698,7 +810,15 @@ fn words(arg: &str) -> impl Iterator<Item = &str> {
 pub fn sets_workers(arg: &str) -> bool {
     words(arg).any(|word| {
         let head = word.split('=').next().unwrap_or(word);
-        let long = ["--wo", "--wor", "--work", "--worke", "--worker", "--workers"].contains(&head);
+        let long = [
+            "--wo",
+            "--wor",
+            "--work",
+            "--worke",
+            "--worker",
+            "--workers",
+        ]
+        .contains(&head);
         let short = word
             .strip_prefix("-w")
             .is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit()));
@@ -710,9 +830,10 @@ pub fn sets_workers(arg: &str) -> bool {
 /// anywhere in it, as a shell string or `env NAME=4 app` would.
 pub fn sets_managed_variable(arg: &str, managed: &[String]) -> bool {
     words(arg).any(|word| {
-        managed
-            .iter()
-            .any(|m| word.strip_prefix(m.as_str()).is_some_and(|r| r.starts_with('=')))
+        managed.iter().any(|m| {
+            word.strip_prefix(m.as_str())
+                .is_some_and(|r| r.starts_with('='))
+        })
     })
 }
 

@@ -878,7 +878,13 @@ pub fn effective_size(
     if dependency == "postgres" {
         effective_postgres_size(workload, alloc, declared)
     } else {
-        val(&ValuePath::new(["workloads", workload, dependency, alloc, "size"]))
+        val(&ValuePath::new([
+            "workloads",
+            workload,
+            dependency,
+            alloc,
+            "size",
+        ]))
     }
 }
 

@@ -296,7 +296,8 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
                         .map(|(i, f)| format!("{f}={}", mask & (1 << i) == 0))
                         .collect::<Vec<_>>()
                         .join(", ");
-                    c.bound(&["workloads"],
+                    c.bound(
+                        &["workloads"],
                         json!({"not": {"properties": off}}),
                         format!("not {text} (that corner exceeds a budget)"),
                     );
@@ -305,7 +306,8 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
         }
     } else {
         for f in &flags {
-            c.bound(&["workloads", f, "enabled"],
+            c.bound(
+                &["workloads", f, "enabled"],
                 json!({"const": true}),
                 "= true".into(),
             );
@@ -316,7 +318,8 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
         let class = workload.class();
         let w = ["workloads", wname];
         if !flag(values, &["workloads", wname, "enabled"]) {
-            c.bound(&["workloads", wname, "enabled"],
+            c.bound(
+                &["workloads", wname, "enabled"],
                 json!({"const": false}),
                 "= false".into(),
             );
@@ -339,7 +342,7 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
                     c.bounds.pop();
                     c.bounds.push(PlanBound {
                         path: format!("workloads.{wname}.{key}.enabled"),
-                        bound: format!("either: on, `{key}.maxReplicas` is bounded"),
+                        bound: format!("may be on; `{key}.maxReplicas` is then bounded"),
                         at_most: None,
                         at_least: None,
                     });
@@ -369,22 +372,26 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
                 // The grace period against the drain window and shutdown.
                 let drain = number(values, &["workloads", wname, "drainSeconds"]);
                 let shutdown = number(values, &["workloads", wname, "shutdownSeconds"]);
-                c.bound(&["workloads", wname, "drainSeconds"],
+                c.bound(
+                    &["workloads", wname, "drainSeconds"],
                     at_most(drain),
                     format!("<= {drain}"),
                 );
-                c.bound(&["workloads", wname, "shutdownSeconds"],
+                c.bound(
+                    &["workloads", wname, "shutdownSeconds"],
                     at_most(shutdown),
                     format!("<= {shutdown}"),
                 );
                 let grace = drain + shutdown;
-                c.bound(&["workloads", wname, "terminationGracePeriodSeconds"],
+                c.bound(
+                    &["workloads", wname, "terminationGracePeriodSeconds"],
                     json!({"minimum": grace}),
                     format!(">= {grace}"),
                 );
             }
             WorkloadClass::Migrate => {}
-            _ => c.bound(&["workloads", wname, "replicaCount"],
+            _ => c.bound(
+                &["workloads", wname, "replicaCount"],
                 at_most(pods),
                 format!("<= {pods}"),
             ),
@@ -392,14 +399,16 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
         if class != WorkloadClass::Migrate {
             let (surge, text) = surge_bound(pods, row.surge_pods);
             if !text.is_empty() {
-                c.bound(&["workloads", wname, "rollingUpdate", "maxSurge"],
+                c.bound(
+                    &["workloads", wname, "rollingUpdate", "maxSurge"],
                     surge,
                     text,
                 );
             }
         }
         let processes = number(values, &["workloads", wname, "processesPerPod"]);
-        c.bound(&["workloads", wname, "processesPerPod"],
+        c.bound(
+            &["workloads", wname, "processesPerPod"],
             at_most(processes),
             format!("<= {processes}"),
         );
@@ -410,7 +419,8 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
             };
             for (alloc, d) in allocations {
                 let size = number(values, &["workloads", wname, dependency, alloc, "size"]);
-                c.bound(&["workloads", wname, dependency, alloc, "size"],
+                c.bound(
+                    &["workloads", wname, dependency, alloc, "size"],
                     at_most(size),
                     format!("<= {size}"),
                 );
@@ -425,7 +435,8 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
 
     for feature in spec.features.keys() {
         if !flag(values, &["features", feature]) {
-            c.bound(&["features", feature],
+            c.bound(
+                &["features", feature],
                 json!({"const": false}),
                 "= false".into(),
             );
@@ -434,12 +445,14 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
 
     let cap = ["dependencyCapacity"];
     let retiring = number(values, &["dependencyCapacity", "retiringGenerations"]);
-    c.bound(&["dependencyCapacity", "retiringGenerations"],
+    c.bound(
+        &["dependencyCapacity", "retiringGenerations"],
         at_most(retiring),
         format!("<= {retiring}"),
     );
     let reserve = number(values, &["dependencyCapacity", "postgres", "reserve"]);
-    c.bound(&["dependencyCapacity", "postgres", "reserve"],
+    c.bound(
+        &["dependencyCapacity", "postgres", "reserve"],
         at_most(reserve),
         format!("<= {reserve}"),
     );
@@ -450,23 +463,32 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
     }
     let peak = |f: &dyn Fn(&CapacityReport) -> u64| reports.iter().map(f).max().unwrap_or(0);
     let need = peak(&|r| r.postgres.peak).saturating_add(reserve);
-    c.bound(&["dependencyCapacity", "postgres", "maxConnections"],
+    c.bound(
+        &["dependencyCapacity", "postgres", "maxConnections"],
         json!({"minimum": need}),
         format!(">= {need}"),
     );
     let reserved = number(values, &["dependencyCapacity", "redis", "reservedClients"]);
-    c.bound(&["dependencyCapacity", "redis", "reservedClients"],
+    c.bound(
+        &["dependencyCapacity", "redis", "reservedClients"],
         at_most(reserved),
         format!("<= {reserved}"),
     );
     let need = peak(&|r| r.redis_total.peak);
-    c.bound(&["dependencyCapacity", "redis", "maxConnections"],
+    c.bound(
+        &["dependencyCapacity", "redis", "maxConnections"],
         json!({"minimum": need}),
         format!(">= {need}"),
     );
     for server in spec.dependency_capacity.redis.servers.keys() {
         let s = server.as_str();
-        let path = ["dependencyCapacity", "redis", "servers", s, "reservedClients"];
+        let path = [
+            "dependencyCapacity",
+            "redis",
+            "servers",
+            s,
+            "reservedClients",
+        ];
         let reserved = number(values, &path);
         c.bound(&path, at_most(reserved), format!("<= {reserved}"));
         let need = peak(&|r| {
@@ -475,7 +497,8 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
                 .find(|(n, _)| n == s)
                 .map_or(0, |(_, t)| t.peak)
         });
-        c.bound(&["dependencyCapacity", "redis", "servers", s, "maxClients"],
+        c.bound(
+            &["dependencyCapacity", "redis", "servers", s, "maxClients"],
             json!({"anyOf": [{"const": 0}, {"minimum": need.max(1)}]}),
             format!("0 (unchecked) or >= {}", need.max(1)),
         );
@@ -492,15 +515,18 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
             };
             let (lock, transaction) = (seconds("lock"), seconds("transaction"));
             let path = |step: &'static str| ["startupSettings", budget, step, "seconds"];
-            c.bound(&path("lock"),
+            c.bound(
+                &path("lock"),
                 json!({"maximum": lock}),
                 format!("<= {lock}"),
             );
-            c.bound(&path("statement"),
+            c.bound(
+                &path("statement"),
                 json!({"minimum": lock, "maximum": transaction}),
                 format!("in [{lock}, {transaction}]"),
             );
-            c.bound(&path("transaction"),
+            c.bound(
+                &path("transaction"),
                 json!({"minimum": transaction}),
                 format!(">= {transaction}"),
             );
@@ -541,7 +567,9 @@ mod tests {
 
     #[test]
     fn percent_patterns_accept_exactly_zero_to_max() {
-        for max in [0u64, 1, 5, 9, 10, 12, 19, 20, 25, 50, 99, 100, 101, 110, 250, 999, 5000] {
+        for max in [
+            0u64, 1, 5, 9, 10, 12, 19, 20, 25, 50, 99, 100, 101, 110, 250, 999, 5000,
+        ] {
             let pattern = percent_pattern(max);
             for p in 0..=1000u64 {
                 assert_eq!(
@@ -557,7 +585,10 @@ mod tests {
     }
 
     fn example(name: &str) -> Spec {
-        let path = format!("{}/examples/{name}/shipshape.yaml", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/examples/{name}/shipshape.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let text = std::fs::read_to_string(&path).unwrap();
         crate::spec::load_spec(&text, &path).unwrap()
     }
@@ -570,14 +601,24 @@ mod tests {
             let spec = example(name);
             let mut inputs: Vec<String> = Vec::new();
             for w in crate::dependencies::workload_exprs(&spec) {
-                let mut exprs = vec![w.max_pods.clone(), w.surge_pods.clone(), w.processes.clone()];
+                let mut exprs = vec![
+                    w.max_pods.clone(),
+                    w.surge_pods.clone(),
+                    w.processes.clone(),
+                ];
                 exprs.extend(w.postgres.iter().map(|(_, e)| e.clone()));
                 exprs.extend(w.redis.iter().map(|(_, _, e)| e.clone()));
                 for e in exprs {
                     inputs.extend(e.value_paths().iter().map(ToString::to_string));
                 }
             }
-            for budget in ["retiringGenerations", "postgres.maxConnections", "postgres.reserve", "redis.maxConnections", "redis.reservedClients"] {
+            for budget in [
+                "retiringGenerations",
+                "postgres.maxConnections",
+                "postgres.reserve",
+                "redis.maxConnections",
+                "redis.reservedClients",
+            ] {
                 inputs.push(format!("dependencyCapacity.{budget}"));
             }
             for r in spec.dependency_capacity.postgres.reservations.keys() {
@@ -585,7 +626,9 @@ mod tests {
             }
             for s in spec.dependency_capacity.redis.servers.keys() {
                 inputs.push(format!("dependencyCapacity.redis.servers.{s}.maxClients"));
-                inputs.push(format!("dependencyCapacity.redis.servers.{s}.reservedClients"));
+                inputs.push(format!(
+                    "dependencyCapacity.redis.servers.{s}.reservedClients"
+                ));
             }
             inputs.sort();
             inputs.dedup();
@@ -603,7 +646,9 @@ mod tests {
                     let bounded = plan.bounds.iter().any(|b| &b.path == input);
                     let flag_on = get(&values, &segments).and_then(Value::as_bool) == Some(true);
                     let ok = if workload_off {
-                        plan.bounds.iter().any(|b| b.path == format!("workloads.{}.enabled", segments[1]))
+                        plan.bounds
+                            .iter()
+                            .any(|b| b.path == format!("workloads.{}.enabled", segments[1]))
                     } else if is_flag {
                         bounded || flag_on
                     } else {

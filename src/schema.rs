@@ -147,7 +147,10 @@ pub struct RootRule {
 pub fn managed_args_pattern(managed: &[String]) -> String {
     let sep = "[\\t\\n\\f\\r '\"`;&|()]";
     let mut words = vec![
-        format!("--wo(r(k(e(rs?)?)?)?)?([={sep_inner}]|$)", sep_inner = &sep[1..sep.len() - 1]),
+        format!(
+            "--wo(r(k(e(rs?)?)?)?)?([={sep_inner}]|$)",
+            sep_inner = &sep[1..sep.len() - 1]
+        ),
         format!("-w[0-9]*({sep}|$)"),
     ];
     for name in managed {
@@ -277,7 +280,8 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
             "env.managed: `workloads.{name}.args` and `command` may not set a worker count (`--workers`, `-w`, also inside a shell string) or a variable the chart manages (`NAME=`); use `processesPerPod`"
         );
         let pattern = managed_args_pattern(&managed);
-        let no_workers = json!({"description": description, "not": {"type": "string", "pattern": pattern}});
+        let no_workers =
+            json!({"description": description, "not": {"type": "string", "pattern": pattern}});
         rules.push(RootRule {
             rule: "env.managed",
             path: format!("workloads.{name}.args"),
@@ -534,10 +538,7 @@ fn structure_schema(spec: &Spec) -> Value {
     let defaults = crate::values::default_values(spec);
     let mut tree = crate::plans::SchemaTree::default();
     let fixed = |tree: &mut crate::plans::SchemaTree, path: &[&str]| {
-        let value = path
-            .iter()
-            .try_fold(&defaults, |v, k| v.get(*k))
-            .cloned();
+        let value = path.iter().try_fold(&defaults, |v, k| v.get(*k)).cloned();
         match value {
             Some(v) => tree.add(path, json!({"const": v})),
             None => tree.add(path, json!({"not": {}})),
@@ -552,7 +553,10 @@ fn structure_schema(spec: &Spec) -> Value {
         .into_iter()
         .map(|(d, a, _)| (d, a))
         .collect();
-    let sizes_from = spec.startup_settings.as_ref().map(|s| s.sizes_from.as_str());
+    let sizes_from = spec
+        .startup_settings
+        .as_ref()
+        .map(|s| s.sizes_from.as_str());
     for (name, workload) in spec.workloads.all() {
         fixed(&mut tree, &["workloads", name, "processEnv"]);
         let declared = workload.to_values();
@@ -562,7 +566,11 @@ fn structure_schema(spec: &Spec) -> Value {
             };
             for (alloc, d) in allocations {
                 let path = ["workloads", name, dependency, alloc.as_str()];
-                if Some(name) != sizes_from && stated.iter().any(|(sd, sa)| *sd == dependency && sa == alloc) {
+                if Some(name) != sizes_from
+                    && stated
+                        .iter()
+                        .any(|(sd, sa)| *sd == dependency && sa == alloc)
+                {
                     // Its size is the `sizesFrom` workload's: the whole entry is fixed
                     // (a rule of its own, `settings.one-value`).
                     continue;

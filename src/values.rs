@@ -371,8 +371,10 @@ fn violation_message(schema: &Value, schema_path: &str, raw: &str) -> String {
             continue;
         };
         let keyword = segments.last().copied().unwrap_or("");
-        return if matches!(keyword, "maximum" | "minimum" | "exclusiveMinimum" | "pattern" | "enum")
-            && raw.chars().count() <= 100
+        return if matches!(
+            keyword,
+            "maximum" | "minimum" | "exclusiveMinimum" | "pattern" | "enum"
+        ) && raw.chars().count() <= 100
         {
             format!("refused by {rule} ({raw})")
         } else {

@@ -68,8 +68,14 @@ fn evaluation_with_outboxes_or_more_replicas_is_refused() {
     // `values.schema.json` (exit 2), before any guard runs; the guard's own arithmetic
     // for the same values is checked on the library below.
     for (set, field) in [
-        ("features.durableTelemetry=true", "`features.durableTelemetry`"),
-        ("workloads.api.replicaCount=2", "`workloads.api.replicaCount`"),
+        (
+            "features.durableTelemetry=true",
+            "`features.durableTelemetry`",
+        ),
+        (
+            "workloads.api.replicaCount=2",
+            "`workloads.api.replicaCount`",
+        ),
     ] {
         let (code, out, err) = run(
             bin,
@@ -99,8 +105,9 @@ fn evaluation_with_outboxes_or_more_replicas_is_refused() {
         node[keys[keys.len() - 1]] = serde_json::from_str(value).unwrap();
         let findings = shipshape::guards::check_guards(&spec, &values);
         assert!(
-            findings.iter().any(|f| f.rule == "capacity.postgres"
-                && f.message.contains("budget of 84")),
+            findings
+                .iter()
+                .any(|f| f.rule == "capacity.postgres" && f.message.contains("budget of 84")),
             "{set}: {findings:?}"
         );
     }

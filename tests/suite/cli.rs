@@ -141,7 +141,10 @@ fn render_matches_the_golden_render_and_applies_set_and_files() {
         "workloads.api.replicaCount=5",
     ]);
     // Beyond the plan the preset was checked with: the schema refuses it, as Helm does.
-    assert_eq!(code, 2, "the plan's bound refuses values that break a budget");
+    assert_eq!(
+        code, 2,
+        "the plan's bound refuses values that break a budget"
+    );
     assert!(
         out.is_empty()
             && err.contains("`workloads.api.replicaCount`")

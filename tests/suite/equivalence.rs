@@ -233,7 +233,10 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
     let mut w = Map::new();
     if rng.chance(40) {
         let most = plan["processesPerPod"].as_f64().unwrap_or(1.0) as u64;
-        w.insert("processesPerPod".into(), json!(1 + rng.next() % most.max(1)));
+        w.insert(
+            "processesPerPod".into(),
+            json!(1 + rng.next() % most.max(1)),
+        );
     }
     for dependency in ["postgres", "redis"] {
         if let Some(allocations) = declared.get(dependency).and_then(Value::as_object) {
@@ -289,7 +292,9 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
     if class == WorkloadClass::Api {
         let drain = upto(rng, &plan["drainSeconds"]);
         maybe(rng, "drainSeconds", json!(drain));
-        let grace = plan["terminationGracePeriodSeconds"].as_f64().unwrap_or(0.0) as u64
+        let grace = plan["terminationGracePeriodSeconds"]
+            .as_f64()
+            .unwrap_or(0.0) as u64
             + *rng.pick(&[0u64, 30, 1000000]);
         maybe(rng, "terminationGracePeriodSeconds", json!(grace));
         let svc = json!({"type": "ClusterIP", "port": 8443, "annotations": string_map(rng, &[])});
@@ -363,9 +368,18 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
     let mut workloads = Map::new();
     for (name, w) in spec.workloads.all() {
         if rng.chance(60) {
+            // A workload whose sizes the startup settings take from another is fixed.
+            let fixed = spec
+                .startup_settings
+                .as_ref()
+                .is_some_and(|s| s.sizes_from != name);
+            let mut declared = w.to_values();
+            if fixed {
+                declared = json!({});
+            }
             workloads.insert(
                 name.to_string(),
-                random_workload(rng, w.class(), &w.to_values(), &base["workloads"][name]),
+                random_workload(rng, w.class(), &declared, &base["workloads"][name]),
             );
         }
     }

@@ -168,8 +168,16 @@ fn helm_3_and_4_refuse_unsafe_replicas_pools_and_poolers() {
         &[
             &["--set", "workloads.api.replicaCount=2"],
             &["-f", scale_out, "--set", "stores.mcp-oauth.backend=memory"],
-            &["-f", failover, "--set", "workloads.ingest.leaderElection=false"],
-            &["--set", "postgresPooler.enabled=true,postgresPooler.poolMode=transaction"],
+            &[
+                "-f",
+                failover,
+                "--set",
+                "workloads.ingest.leaderElection=false",
+            ],
+            &[
+                "--set",
+                "postgresPooler.enabled=true,postgresPooler.poolMode=transaction",
+            ],
         ],
         &[
             &["-f", scale_out],
@@ -180,7 +188,10 @@ fn helm_3_and_4_refuse_unsafe_replicas_pools_and_poolers() {
                 "--set",
                 "workloads.ingest.leaderElection=false,workloads.ingest.claiming=true",
             ],
-            &["--set", "postgresPooler.enabled=true,postgresPooler.poolMode=session"],
+            &[
+                "--set",
+                "postgresPooler.enabled=true,postgresPooler.poolMode=session",
+            ],
         ],
     );
 }
