@@ -443,7 +443,6 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
         }
     }
 
-    let cap = ["dependencyCapacity"];
     let retiring = number(values, &["dependencyCapacity", "retiringGenerations"]);
     c.bound(
         &["dependencyCapacity", "retiringGenerations"],
@@ -503,7 +502,6 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
             format!("0 (unchecked) or >= {}", need.max(1)),
         );
     }
-    let _ = cap;
 
     // Timeouts: intervals that keep lock <= statement <= transaction.
     if spec.startup_settings.is_some() {
