@@ -117,6 +117,13 @@ struct Collect {
 }
 
 impl Collect {
+    /// Bounds the value at `path` by the plan's own value, and returns that value.
+    fn at_most_plan(&mut self, values: &Value, path: &[&str]) -> u64 {
+        let n = number(values, path);
+        self.bound(path, at_most(n), format!("<= {n}"));
+        n
+    }
+
     fn bound(&mut self, path: &[&str], fragment: Value, text: String) {
         let (at_most, at_least) = limits(&fragment);
         self.bounds.push(PlanBound {
@@ -370,18 +377,8 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
                     at_least: None,
                 });
                 // The grace period against the drain window and shutdown.
-                let drain = number(values, &["workloads", wname, "drainSeconds"]);
-                let shutdown = number(values, &["workloads", wname, "shutdownSeconds"]);
-                c.bound(
-                    &["workloads", wname, "drainSeconds"],
-                    at_most(drain),
-                    format!("<= {drain}"),
-                );
-                c.bound(
-                    &["workloads", wname, "shutdownSeconds"],
-                    at_most(shutdown),
-                    format!("<= {shutdown}"),
-                );
+                let drain = c.at_most_plan(values, &["workloads", wname, "drainSeconds"]);
+                let shutdown = c.at_most_plan(values, &["workloads", wname, "shutdownSeconds"]);
                 let grace = drain + shutdown;
                 c.bound(
                     &["workloads", wname, "terminationGracePeriodSeconds"],
@@ -406,28 +403,17 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
                 );
             }
         }
-        let processes = number(values, &["workloads", wname, "processesPerPod"]);
-        c.bound(
-            &["workloads", wname, "processesPerPod"],
-            at_most(processes),
-            format!("<= {processes}"),
-        );
+        c.at_most_plan(values, &["workloads", wname, "processesPerPod"]);
         for dependency in ["postgres", "redis"] {
             let declared = workload.to_values();
             let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
                 continue;
             };
             for (alloc, d) in allocations {
-                let size = number(values, &["workloads", wname, dependency, alloc, "size"]);
-                c.bound(
-                    &["workloads", wname, dependency, alloc, "size"],
-                    at_most(size),
-                    format!("<= {size}"),
-                );
+                c.at_most_plan(values, &["workloads", wname, dependency, alloc, "size"]);
                 if d.get("sizeWithout").is_some() {
                     let path = ["workloads", wname, dependency, alloc, "sizeWithout", "size"];
-                    let size = number(values, &path);
-                    c.bound(&path, at_most(size), format!("<= {size}"));
+                    c.at_most_plan(values, &path);
                 }
             }
         }
@@ -443,22 +429,11 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
         }
     }
 
-    let retiring = number(values, &["dependencyCapacity", "retiringGenerations"]);
-    c.bound(
-        &["dependencyCapacity", "retiringGenerations"],
-        at_most(retiring),
-        format!("<= {retiring}"),
-    );
-    let reserve = number(values, &["dependencyCapacity", "postgres", "reserve"]);
-    c.bound(
-        &["dependencyCapacity", "postgres", "reserve"],
-        at_most(reserve),
-        format!("<= {reserve}"),
-    );
+    c.at_most_plan(values, &["dependencyCapacity", "retiringGenerations"]);
+    let reserve = c.at_most_plan(values, &["dependencyCapacity", "postgres", "reserve"]);
     for r in spec.dependency_capacity.postgres.reservations.keys() {
         let path = ["dependencyCapacity", "postgres", "reservations", r.as_str()];
-        let n = number(values, &path);
-        c.bound(&path, at_most(n), format!("<= {n}"));
+        c.at_most_plan(values, &path);
     }
     let peak = |f: &dyn Fn(&CapacityReport) -> u64| reports.iter().map(f).max().unwrap_or(0);
     let need = peak(&|r| r.postgres.peak).saturating_add(reserve);
@@ -467,12 +442,7 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
         json!({"minimum": need}),
         format!(">= {need}"),
     );
-    let reserved = number(values, &["dependencyCapacity", "redis", "reservedClients"]);
-    c.bound(
-        &["dependencyCapacity", "redis", "reservedClients"],
-        at_most(reserved),
-        format!("<= {reserved}"),
-    );
+    c.at_most_plan(values, &["dependencyCapacity", "redis", "reservedClients"]);
     let need = peak(&|r| r.redis_total.peak);
     c.bound(
         &["dependencyCapacity", "redis", "maxConnections"],
@@ -488,8 +458,7 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
             s,
             "reservedClients",
         ];
-        let reserved = number(values, &path);
-        c.bound(&path, at_most(reserved), format!("<= {reserved}"));
+        c.at_most_plan(values, &path);
         let need = peak(&|r| {
             r.redis_servers
                 .iter()

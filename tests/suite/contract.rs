@@ -12,27 +12,6 @@ use shipshape::guards::{check_guards, Severity};
 use shipshape::schema::{plan_contracts, values_schema};
 use shipshape::spec::{load_spec, Spec};
 
-/// A small deterministic generator (splitmix64), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
-
 fn load(path: &std::path::Path) -> Spec {
     load_spec(
         &std::fs::read_to_string(path).unwrap(),
