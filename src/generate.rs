@@ -3,25 +3,21 @@
 //! `generate` writes what this returns; `check` compares it with what is on disk.
 //! Both use this one path, so a check can never disagree with a generate.
 
+use crate::backends::helm::{build_chart, ChartInputs, TemplateError};
+use crate::backends::native::{render_manifests, Release};
 use crate::capacity::format_table;
-use crate::chart::{build_chart, ChartInputs, TemplateError};
-use crate::dependencies::capacity_report;
+use crate::capacity::formula::capacity_report;
+use crate::contract::schema::values_schema;
 use crate::expr::EvalError;
 use crate::guards::{check_guards, Finding, Severity};
 use crate::objects::build_objects;
-use crate::presets::{all_presets, Preset};
-use crate::render::{render_manifests, Release};
-use crate::schema::values_schema;
 use crate::spec::Spec;
-use crate::values::{check_values_schema, default_values, resolve_values, ValuesError};
-use serde_json::Value;
+use crate::values::presets::{preset_values, presets, DEFAULT_PRESET};
+use crate::values::{check_values_schema, default_values, ValuesError};
 use std::collections::BTreeMap;
 
 /// Output files by path relative to the output folder.
 pub type OutputFiles = BTreeMap<String, String>;
-
-/// The name of the render of the chart's own defaults, beside the presets.
-pub const DEFAULT_PRESET: &str = "default";
 
 /// Generation failed; nothing is written.
 #[derive(Debug, thiserror::Error)]
@@ -92,28 +88,6 @@ pub struct Generated {
     pub files: OutputFiles,
     /// Warning-level findings, by preset.
     pub warnings: Vec<(String, Finding)>,
-}
-
-/// The presets of a spec (built-in and its own), by name.
-pub fn presets(spec: &Spec) -> BTreeMap<String, Preset> {
-    all_presets(spec)
-}
-
-/// Resolves the values of one preset (`None`: the chart's defaults) over the spec.
-pub fn preset_values(spec: &Spec, preset: Option<&str>) -> Result<Value, ValuesError> {
-    let all = presets(spec);
-    let overlay = match preset {
-        None => None,
-        Some(name) => Some(
-            &all.get(name)
-                .ok_or_else(|| ValuesError::UnknownPreset {
-                    name: name.to_string(),
-                    known: all.keys().cloned().collect(),
-                })?
-                .values,
-        ),
-    };
-    Ok(resolve_values(spec, overlay, &[]))
 }
 
 /// Generates the chart (under `chart/`), the render of the defaults and of every

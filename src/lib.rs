@@ -1,33 +1,32 @@
 //! shipshape: one typed description of a platform in, a Helm chart, its values
 //! schema, presets and the rendered manifests of every preset out.
 //!
-//! The pipeline, one module per stage (see `ARCHITECTURE.md`):
-//! [`spec`] (load) → [`values`] (resolve) → [`objects`] (build) → [`emit`] with the
-//! Helm back end [`chart`] and the render back end [`render`] → [`generate`] (all
-//! outputs in memory) → [`commands`] (the only I/O).
+//! Data flows one way, one folder per stage (see `ARCHITECTURE.md`); a module only
+//! uses the ones above it in this list (a test in `tests/suite/layout.rs` checks it):
+//!
+//! 1. [`expr`]: the expression language every value hole is written in.
+//! 2. [`model`]: the typed values of each workload class and the shared types.
+//! 3. [`spec`]: load `shipshape.yaml` into the model.
+//! 4. [`values`]: resolve values (defaults, presets, files, `--set`).
+//! 5. [`capacity`]: the connection formula, written once, and its report.
+//! 6. [`guards`]: one rule per file, and the registry that lists them.
+//! 7. [`contract`]: the install-time contract, `values.schema.json`.
+//! 8. [`objects`]: one file per Kubernetes kind, the object tree.
+//! 9. [`backends`]: the tree as Helm templates or as rendered manifests.
+//! 10. [`generate`]: every output file, in memory.
+//! 11. [`publish`] (package, OCI push) and [`external`] (processes, kubeconform).
+//! 12. [`commands`]: the CLI's commands, the only I/O.
 
+pub mod backends;
 pub mod capacity;
-pub mod chart;
 pub mod commands;
-pub mod dependencies;
-pub mod emit;
+pub mod contract;
 pub mod expr;
+pub mod external;
 pub mod generate;
-pub mod gojson;
 pub mod guards;
-pub mod kubeconform;
 pub mod model;
-pub mod objdiff;
 pub mod objects;
-pub mod oci;
-pub mod package;
-pub mod partition;
-pub mod plans;
-pub mod presets;
-pub mod process;
-pub mod render;
-pub mod schema;
+pub mod publish;
 pub mod spec;
-pub mod tree;
 pub mod values;
-pub mod values_doc;

@@ -1,8 +1,8 @@
 //! The `shipshape` binary: parses arguments and calls the library.
 
 use clap::{Parser, Subcommand};
+use shipshape::backends::native::Release;
 use shipshape::commands::{self, RenderOptions};
-use shipshape::render::Release;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -3,9 +3,10 @@
 
 use crate::support::*;
 use serde_json::Value;
-use shipshape::dependencies::capacity_report;
-use shipshape::generate::{generate_outputs, preset_values, presets};
+use shipshape::capacity::formula::capacity_report;
+use shipshape::generate::generate_outputs;
 use shipshape::spec::{load_spec, Spec};
+use shipshape::values::presets::{preset_values, presets};
 use std::path::Path;
 
 fn example(name: &str) -> Spec {
@@ -95,7 +96,8 @@ fn evaluation_with_outboxes_or_more_replicas_is_refused() {
             err.contains(field) && err.contains("capacityPlan: evaluation"),
             "{set}: {err}"
         );
-        let mut values = shipshape::generate::preset_values(&spec, Some("evaluation")).unwrap();
+        let mut values =
+            shipshape::values::presets::preset_values(&spec, Some("evaluation")).unwrap();
         let (path, value) = set.split_once('=').unwrap();
         let keys: Vec<&str> = path.split('.').collect();
         let mut node = &mut values;
@@ -164,11 +166,11 @@ fn agent_platform_pools_match_adr_0014() {
     assert_eq!(figure(&data, "postgres.budget"), 200 - 20);
     // (1 + 1 + 1) x 12 + (1 + 1 + 1) x 10 + (1 + 1 + 1) x 8 + 1 x 10
     assert_eq!(figure(&data, "postgres.peak"), 36 + 30 + 24 + 10);
-    let native = shipshape::render::render_manifests(
+    let native = shipshape::backends::native::render_manifests(
         &spec,
         &shipshape::objects::build_objects(&spec),
         &without_jobs,
-        &shipshape::render::Release::default(),
+        &shipshape::backends::native::Release::default(),
     )
     .unwrap();
     let api_env = parse_objects(&native)

@@ -8,8 +8,8 @@
 
 use crate::support::*;
 use serde_json::{json, Value};
+use shipshape::contract::schema::{plan_contracts, values_schema};
 use shipshape::guards::{check_guards, Severity};
-use shipshape::schema::{plan_contracts, values_schema};
 use shipshape::spec::{load_spec, Spec};
 
 fn load(path: &std::path::Path) -> Spec {
@@ -117,10 +117,10 @@ fn check_example(name: &str, spec: &Spec, rng: &mut Rng) -> Outcome {
     let mut sets: Vec<Value> = Vec::new();
     for plan in &plans {
         let preset = (plan.name != "default").then_some(plan.name.as_str());
-        let base = shipshape::generate::preset_values(spec, preset).unwrap();
+        let base = shipshape::values::presets::preset_values(spec, preset).unwrap();
         let mut all = Vec::new();
         leaves(&base, &mut Vec::new(), &mut all);
-        let bounded: Vec<&shipshape::plans::PlanBound> = plan.bounds.iter().collect();
+        let bounded: Vec<&shipshape::contract::plans::PlanBound> = plan.bounds.iter().collect();
         let bounds_of = |path: &[String]| -> Vec<(Option<f64>, Option<f64>)> {
             let dotted = path.join(".");
             bounded
@@ -315,8 +315,8 @@ fn huge_numbers_never_change_the_arithmetic_silently() {
         let spec = load(&spec_path);
         let schema = values_schema(&spec);
         let validator = jsonschema::draft7::new(&schema).unwrap();
-        let base = shipshape::generate::preset_values(&spec, None).unwrap();
-        let base_report = shipshape::dependencies::capacity_report(&spec, &base).unwrap();
+        let base = shipshape::values::presets::preset_values(&spec, None).unwrap();
+        let base_report = shipshape::capacity::formula::capacity_report(&spec, &base).unwrap();
         let mut all = Vec::new();
         leaves(&base, &mut Vec::new(), &mut all);
         let (mut refused, mut accepted) = (0, 0);
@@ -339,7 +339,7 @@ fn huge_numbers_never_change_the_arithmetic_silently() {
                         errors.is_empty(),
                         "{name}: {huge} at `{dotted}`: {errors:?}"
                     );
-                    let report = shipshape::dependencies::capacity_report(&spec, &v).unwrap();
+                    let report = shipshape::capacity::formula::capacity_report(&spec, &v).unwrap();
                     assert_eq!(
                         report, base_report,
                         "{name}: {huge} at `{dotted}` is accepted and changes the arithmetic"

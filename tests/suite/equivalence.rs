@@ -4,9 +4,9 @@
 
 use crate::support::*;
 use serde_json::{json, Map, Value};
+use shipshape::backends::native::{render_manifests, Release};
+use shipshape::contract::schema::values_schema;
 use shipshape::objects::build_objects;
-use shipshape::render::{render_manifests, Release};
-use shipshape::schema::values_schema;
 use shipshape::spec::{load_spec, Spec, WorkloadClass};
 use shipshape::values::{check_values_schema, parse_values_yaml, resolve_values, ValuesSource};
 use std::path::Path;
@@ -312,10 +312,10 @@ fn merged(base: &Value, overlay: Value) -> Value {
 /// (the defaults or a preset, with its `capacityPlan`) with random changes inside
 /// that plan's bounds.
 fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
-    let plans = shipshape::schema::plan_names(spec);
+    let plans = shipshape::contract::schema::plan_names(spec);
     let plan = rng.pick(&plans).clone();
     let preset = (plan != "default").then_some(plan.as_str());
-    let base = shipshape::generate::preset_values(spec, preset).unwrap();
+    let base = shipshape::values::presets::preset_values(spec, preset).unwrap();
     let mut root = Map::new();
     if rng.chance(60) {
         root.insert(
@@ -434,7 +434,7 @@ fn randomized_example(name: &str, spec_path: &Path, seed: u64) {
         let overlay = random_values(&mut rng, &spec);
         let file = scratch.path().join(format!("values-{i:03}.json"));
         // Go's encoding escapes U+2028, which YAML readers otherwise take for a line break.
-        std::fs::write(&file, shipshape::gojson::to_go_json(&overlay)).unwrap();
+        std::fs::write(&file, shipshape::expr::gojson::to_go_json(&overlay)).unwrap();
         cases.push(file);
     }
     let helms = [helm3(), helm4()];

@@ -3,8 +3,8 @@
 
 use crate::support::*;
 use shipshape::commands::{output_drift, read_tree, write_tree_atomically};
+use shipshape::contract::schema::spec_schema;
 use shipshape::generate::generate_outputs;
-use shipshape::schema::spec_schema;
 use shipshape::spec::load_spec;
 
 #[test]
@@ -30,7 +30,7 @@ fn golden_outputs_are_current() {
 #[test]
 fn committed_spec_schema_is_current() {
     let path = repo_root().join("schemas/shipshape.schema.json");
-    let fresh = shipshape::chart::pretty_json(&spec_schema());
+    let fresh = shipshape::backends::helm::pretty_json(&spec_schema());
     if update_golden() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &fresh).unwrap();

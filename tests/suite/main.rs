@@ -6,6 +6,7 @@ mod contract;
 mod equivalence;
 mod fixtures;
 mod golden;
+mod layout;
 mod presets;
 mod registry;
 mod replicas;

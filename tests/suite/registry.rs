@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use shipshape::oci::{
+use shipshape::publish::oci::{
     credentials_from_docker_config, helm_chart_artifact, parse_oci_reference, push_chart,
     rfc3339_utc, ChartArtifact, Credentials, OciError, OciReference,
 };
-use shipshape::package::{package_chart, ChartFile, DEFAULT_SOURCE_DATE_EPOCH};
+use shipshape::publish::package::{package_chart, ChartFile, DEFAULT_SOURCE_DATE_EPOCH};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 const CHART_YAML: &str = "apiVersion: v2\nname: demo\nversion: 0.3.1+build.5\ndescription: shipshape e2e chart\nappVersion: \"1.10\"\nmaintainers:\n  - name: Platform\n    email: platform@example.org\n";

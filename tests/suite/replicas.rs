@@ -4,10 +4,11 @@
 
 use crate::support::*;
 use serde_json::{json, Value};
+use shipshape::backends::native::{render_manifests, Release};
 use shipshape::generate::generate_outputs;
+use shipshape::guards::partition::enumerate_placements;
+use shipshape::model::ScheduledJob;
 use shipshape::objects::build_objects;
-use shipshape::partition::{enumerate_placements, ScheduledJob};
-use shipshape::render::{render_manifests, Release};
 use shipshape::spec::{load_spec, Spec};
 use shipshape::values::{parse_values_yaml, resolve_values, ValuesSource};
 use std::collections::BTreeMap;
@@ -109,11 +110,11 @@ fn every_combination_of_pools_runs_each_job_exactly_once_in_the_rendered_config(
 
     // The brute-force enumeration of the partition module agrees.
     let registry: Vec<ScheduledJob> = spec.scheduling.jobs.clone();
-    let pool_defs: Vec<shipshape::partition::Pool> = spec
+    let pool_defs: Vec<shipshape::guards::partition::Pool> = spec
         .scheduling
         .pools
         .iter()
-        .map(|(n, p)| shipshape::partition::Pool {
+        .map(|(n, p)| shipshape::guards::partition::Pool {
             name: n.clone(),
             jobs: p.jobs.clone(),
             allowed: p.allowed.clone(),

@@ -4,9 +4,9 @@
 
 use crate::support::*;
 use serde_json::Value;
+use shipshape::backends::native::{render_manifests, Release};
 use shipshape::generate::generate_outputs;
 use shipshape::objects::build_objects;
-use shipshape::render::{render_manifests, Release};
 use shipshape::spec::{load_spec, Spec};
 use shipshape::values::{parse_set_args, resolve_values, ValuesSource};
 

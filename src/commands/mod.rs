@@ -2,11 +2,14 @@
 //! processes. Each command returns an [`Exit`] or a [`CommandError`] that knows its
 //! exit code.
 
-use crate::generate::{generate_outputs, presets, GenerateError, OutputFiles};
+pub mod objdiff;
+
+use crate::backends::native::{render_manifests, Release};
+use crate::contract::schema::{spec_schema, values_schema};
+use crate::generate::{generate_outputs, GenerateError, OutputFiles};
 use crate::objects::build_objects;
-use crate::render::{render_manifests, Release};
-use crate::schema::{spec_schema, values_schema};
 use crate::spec::{load_spec, Spec, SpecError};
+use crate::values::presets::presets;
 use crate::values::{
     check_values_schema, parse_set_args, parse_values_yaml, resolve_values, ValuesError,
     ValuesSource,
@@ -355,7 +358,7 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
 
 /// `shipshape schema`: prints the JSON schema of `shipshape.yaml`.
 pub fn schema() -> Result<Exit, CommandError> {
-    print!("{}", crate::chart::pretty_json(&spec_schema()));
+    print!("{}", crate::backends::helm::pretty_json(&spec_schema()));
     Ok(Exit::Ok)
 }
 
@@ -363,7 +366,7 @@ pub fn schema() -> Result<Exit, CommandError> {
 /// `{{ .ResourceKind }}{{ .KindSuffix }}.json` layout.
 const CRD_SCHEMAS: &[(&str, &str)] = &[(
     "scaledobject-keda-v1alpha1.json",
-    include_str!("../schemas/crds/scaledobject-keda-v1alpha1.json"),
+    include_str!("../../schemas/crds/scaledobject-keda-v1alpha1.json"),
 )];
 
 /// Options of `shipshape validate`.
@@ -408,7 +411,7 @@ impl Drop for TempFolder {
 /// `shipshape validate`: renders every preset and runs kubeconform on them, once per
 /// Kubernetes version.
 pub fn validate(spec_path: &Path, options: &ValidateOptions) -> Result<Exit, CommandError> {
-    use crate::kubeconform::{
+    use crate::external::kubeconform::{
         check_request, kubeconform_args, parse_kubeconform_output, KubeconformRequest, Outcome,
         INSTALL_HINT, SCHEMA_LOCATION_HINT,
     };
@@ -457,12 +460,10 @@ pub fn validate(spec_path: &Path, options: &ValidateOptions) -> Result<Exit, Com
             message: e.to_string(),
         })?;
         let args = kubeconform_args(&request);
-        let output =
-            crate::process::run_process(&program, &args, None, options.timeout).map_err(|e| {
-                CommandError::Tool {
-                    message: e.to_string(),
-                    hint: INSTALL_HINT.into(),
-                }
+        let output = crate::external::process::run_process(&program, &args, None, options.timeout)
+            .map_err(|e| CommandError::Tool {
+                message: e.to_string(),
+                hint: INSTALL_HINT.into(),
             })?;
         let report = parse_kubeconform_output(&output.stdout, &output.stderr, output.status)
             .map_err(|e| CommandError::Tool {
@@ -508,12 +509,12 @@ pub fn validate(spec_path: &Path, options: &ValidateOptions) -> Result<Exit, Com
 }
 
 /// The chart's files, as packaging takes them.
-fn chart_files(outputs: &OutputFiles) -> Vec<crate::package::ChartFile> {
+fn chart_files(outputs: &OutputFiles) -> Vec<crate::publish::package::ChartFile> {
     outputs
         .iter()
         .filter_map(|(rel, text)| {
             rel.strip_prefix("chart/")
-                .map(|p| crate::package::ChartFile {
+                .map(|p| crate::publish::package::ChartFile {
                     path: p.to_string(),
                     bytes: text.as_bytes().to_vec(),
                 })
@@ -524,15 +525,16 @@ fn chart_files(outputs: &OutputFiles) -> Vec<crate::package::ChartFile> {
 fn packaged_chart(spec: &Spec, spec_path: &Path) -> Result<(Vec<u8>, u64), CommandError> {
     let outputs = generate_for(spec, spec_path)?;
     let epoch_var = std::env::var("SOURCE_DATE_EPOCH").ok();
-    let epoch = crate::package::source_date_epoch(epoch_var.as_deref()).map_err(|e| {
+    let epoch = crate::publish::package::source_date_epoch(epoch_var.as_deref()).map_err(|e| {
         CommandError::BadArgument {
             message: e.to_string(),
         }
     })?;
-    let bytes = crate::package::package_chart(&spec.chart.name, &chart_files(&outputs), epoch)
-        .map_err(|e| CommandError::BadArgument {
-            message: e.to_string(),
-        })?;
+    let bytes =
+        crate::publish::package::package_chart(&spec.chart.name, &chart_files(&outputs), epoch)
+            .map_err(|e| CommandError::BadArgument {
+                message: e.to_string(),
+            })?;
     Ok((bytes, epoch))
 }
 
@@ -567,7 +569,7 @@ pub struct PushOptions {
 
 /// `shipshape push`: packages the chart and pushes it as a Helm OCI artifact.
 pub fn push(spec_path: &Path, options: &PushOptions) -> Result<Exit, CommandError> {
-    use crate::oci::{
+    use crate::publish::oci::{
         credentials_from_docker_config, helm_chart_artifact, parse_oci_reference, push_chart,
         rfc3339_utc, Credentials,
     };
@@ -649,7 +651,7 @@ pub fn rendered_object_changes(
     fresh: &OutputFiles,
     format: DiffFormat,
 ) -> Result<String, CommandError> {
-    use crate::objdiff::{diff_manifests, format_markdown, format_text};
+    use crate::commands::objdiff::{diff_manifests, format_markdown, format_text};
     let presets: std::collections::BTreeSet<&String> = committed
         .keys()
         .chain(fresh.keys())
@@ -718,13 +720,13 @@ pub fn capacity(
 ) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
     let values = resolve_for(&spec, options)?;
-    let (loads, budgets) = crate::dependencies::capacity_inputs(&spec, &values)?;
+    let (loads, budgets) = crate::capacity::formula::capacity_inputs(&spec, &values)?;
     let report = crate::capacity::compute_capacity(&loads, &budgets);
     let text = match format {
         CapacityFormat::Table => crate::capacity::format_table(&report),
         CapacityFormat::Markdown => crate::capacity::format_markdown(&report),
         CapacityFormat::Json => {
-            crate::chart::pretty_json(&serde_json::to_value(&report).unwrap_or_default())
+            crate::backends::helm::pretty_json(&serde_json::to_value(&report).unwrap_or_default())
         }
     };
     print!("{text}");

@@ -172,19 +172,19 @@ fn regex_escape(text: &str) -> String {
 
 /// The names of the checked plans: `default` and every preset.
 pub fn plan_names(spec: &Spec) -> Vec<String> {
-    let mut names = vec![crate::generate::DEFAULT_PRESET.to_string()];
-    names.extend(crate::generate::presets(spec).into_keys());
+    let mut names = vec![crate::values::presets::DEFAULT_PRESET.to_string()];
+    names.extend(crate::values::presets::presets(spec).into_keys());
     names
 }
 
 /// The contract of every plan: the defaults and each preset, resolved.
-pub fn plan_contracts(spec: &Spec) -> Vec<crate::plans::PlanContract> {
+pub fn plan_contracts(spec: &Spec) -> Vec<crate::contract::plans::PlanContract> {
     plan_names(spec)
         .iter()
         .map(|name| {
-            let preset = (name != crate::generate::DEFAULT_PRESET).then_some(name.as_str());
-            let values = crate::generate::preset_values(spec, preset).unwrap_or(Value::Null);
-            crate::plans::plan_contract(spec, name, &values)
+            let preset = (name != crate::values::presets::DEFAULT_PRESET).then_some(name.as_str());
+            let values = crate::values::presets::preset_values(spec, preset).unwrap_or(Value::Null);
+            crate::contract::plans::plan_contract(spec, name, &values)
         })
         .collect()
 }
@@ -347,17 +347,17 @@ fn contract_rules(spec: &Spec) -> Vec<RootRule> {
         let name = &plan.name;
         rules.push(rule(
             "capacity.plan",
-            crate::plans::PLAN_KEY,
+            crate::values::presets::PLAN_KEY,
             format!("capacity.plan: with `capacityPlan: {name}` the values stay within the bounds plan `{name}` was checked with (chart README); to go beyond them add a preset to `shipshape.yaml` and regenerate"),
             json!({
-                "if": {"properties": {crate::plans::PLAN_KEY: {"const": name}}},
+                "if": {"properties": {crate::values::presets::PLAN_KEY: {"const": name}}},
                 "then": plan.schema
             }),
         ));
     }
 
     // minReplicas <= maxReplicas, enumerated over the largest maxReplicas a plan allows.
-    let largest = crate::plans::largest_max_replicas(&plans);
+    let largest = crate::contract::plans::largest_max_replicas(&plans);
     for name in spec.workloads.api.keys() {
         for key in ["autoscaling", "keda"] {
             let description = format!("autoscaling.one-autoscaler: `workloads.{name}.{key}.minReplicas` must not exceed `maxReplicas`");
@@ -432,7 +432,7 @@ fn contract_rules(spec: &Spec) -> Vec<RootRule> {
     if let Some(settings) = &spec.startup_settings {
         let defaults = crate::values::default_values(spec);
         let from = settings.sizes_from.as_str();
-        for (dependency, alloc, _) in crate::objects::stated_allocations(spec) {
+        for (dependency, alloc, _) in crate::capacity::allocations::stated_allocations(spec) {
             for (name, _) in spec.workloads.all() {
                 let Some(entry) = defaults
                     .get("workloads")
@@ -482,10 +482,10 @@ fn partition_rules(spec: &Spec) -> Vec<RootRule> {
     if scheduling.jobs.is_empty() {
         return Vec::new();
     }
-    let pools: Vec<crate::partition::Pool> = scheduling
+    let pools: Vec<crate::guards::partition::Pool> = scheduling
         .pools
         .iter()
-        .map(|(name, p)| crate::partition::Pool {
+        .map(|(name, p)| crate::guards::partition::Pool {
             name: name.clone(),
             jobs: p.jobs.clone(),
             allowed: p.allowed.clone(),
@@ -508,8 +508,12 @@ fn partition_rules(spec: &Spec) -> Vec<RootRule> {
     let mut rules = Vec::new();
     for api_on in [true, false] {
         for jobs_on in [true, false] {
-            let findings =
-                crate::partition::prove_partition(&scheduling.jobs, &pools, api_on, jobs_on);
+            let findings = crate::guards::partition::prove_partition(
+                &scheduling.jobs,
+                &pools,
+                api_on,
+                jobs_on,
+            );
             if findings.is_empty() {
                 continue;
             }
@@ -536,8 +540,8 @@ fn partition_rules(spec: &Spec) -> Vec<RootRule> {
 /// `const` for every structure value of the defaults.
 fn structure_schema(spec: &Spec) -> Value {
     let defaults = crate::values::default_values(spec);
-    let mut tree = crate::plans::SchemaTree::default();
-    let fixed = |tree: &mut crate::plans::SchemaTree, path: &[&str]| {
+    let mut tree = crate::contract::plans::SchemaTree::default();
+    let fixed = |tree: &mut crate::contract::plans::SchemaTree, path: &[&str]| {
         let value = path.iter().try_fold(&defaults, |v, k| v.get(*k)).cloned();
         match value {
             Some(v) => tree.add(path, json!({"const": v})),
@@ -549,7 +553,7 @@ fn structure_schema(spec: &Spec) -> Value {
     for store in spec.shared_stores() {
         fixed(&mut tree, &["stores", store, "env"]);
     }
-    let stated: Vec<(&str, String)> = crate::objects::stated_allocations(spec)
+    let stated: Vec<(&str, String)> = crate::capacity::allocations::stated_allocations(spec)
         .into_iter()
         .map(|(d, a, _)| (d, a))
         .collect();

@@ -6,7 +6,9 @@
 //! `and`/`or` returning an operand, `int` truncation, `default` treating zero values as
 //! empty). The equivalence tests run real Helm against the native result.
 
-use crate::gojson::to_go_json;
+pub mod gojson;
+
+use crate::expr::gojson::to_go_json;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -550,7 +552,7 @@ fn go_literal(v: &Value) -> String {
     match v {
         Value::Null => "nil".to_string(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => crate::gojson::go_number(n),
+        Value::Number(n) => crate::expr::gojson::go_number(n),
         Value::String(s) => go_string(s),
         // The builders never put collections in a literal operand; printing them as
         // a JSON string keeps the template valid if one ever does.

@@ -3,6 +3,7 @@
 
 use crate::spec::Spec;
 use crate::values::merge_user_values;
+use crate::values::{resolve_values, ValuesError};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -23,8 +24,11 @@ struct BuiltinPreset {
 
 /// The built-in presets, by name, as shipped in `presets/`.
 const BUILTIN: &[(&str, &str)] = &[
-    ("autoscaling", include_str!("../presets/autoscaling.yaml")),
-    ("scale-out", include_str!("../presets/scale-out.yaml")),
+    (
+        "autoscaling",
+        include_str!("../../presets/autoscaling.yaml"),
+    ),
+    ("scale-out", include_str!("../../presets/scale-out.yaml")),
 ];
 
 /// A preset resolved for a spec.
@@ -135,7 +139,7 @@ pub fn all_presets(spec: &Spec) -> BTreeMap<String, Preset> {
     // names it.
     for (name, preset) in presets.iter_mut() {
         preset.values.insert(
-            crate::plans::PLAN_KEY.to_string(),
+            crate::values::presets::PLAN_KEY.to_string(),
             Value::String(name.clone()),
         );
     }
@@ -154,3 +158,31 @@ mod tests {
         }
     }
 }
+
+/// The name of the render of the chart's own defaults, beside the presets.
+pub const DEFAULT_PRESET: &str = "default";
+
+/// The presets of a spec (built-in and its own), by name.
+pub fn presets(spec: &Spec) -> BTreeMap<String, Preset> {
+    all_presets(spec)
+}
+
+/// Resolves the values of one preset (`None`: the chart's defaults) over the spec.
+pub fn preset_values(spec: &Spec, preset: Option<&str>) -> Result<Value, ValuesError> {
+    let all = presets(spec);
+    let overlay = match preset {
+        None => None,
+        Some(name) => Some(
+            &all.get(name)
+                .ok_or_else(|| ValuesError::UnknownPreset {
+                    name: name.to_string(),
+                    known: all.keys().cloned().collect(),
+                })?
+                .values,
+        ),
+    };
+    Ok(resolve_values(spec, overlay, &[]))
+}
+
+/// The values key that names the plan the values are checked against.
+pub const PLAN_KEY: &str = "capacityPlan";

@@ -18,16 +18,13 @@
 //! them: lock <= statement <= transaction timeouts, and the api's grace period against
 //! its drain window and shutdown.
 
+use crate::capacity::formula::capacity_inputs;
 use crate::capacity::{compute_capacity, CapacityReport};
-use crate::dependencies::capacity_inputs;
 use crate::model::INT_MAX;
 use crate::spec::{Spec, WorkloadClass};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
-
-/// The values key that names the plan the values are checked against.
-pub const PLAN_KEY: &str = "capacityPlan";
 
 /// More flags than this that are not monotone: each such flag is pinned to the plan's
 /// value instead of checking 2^n corners.
@@ -567,7 +564,7 @@ mod tests {
         for name in ["agent-platform", "llm-gateway"] {
             let spec = example(name);
             let mut inputs: Vec<String> = Vec::new();
-            for w in crate::dependencies::workload_exprs(&spec) {
+            for w in crate::capacity::formula::workload_exprs(&spec) {
                 let mut exprs = vec![
                     w.max_pods.clone(),
                     w.surge_pods.clone(),
@@ -599,8 +596,8 @@ mod tests {
             }
             inputs.sort();
             inputs.dedup();
-            for plan in crate::schema::plan_contracts(&spec) {
-                let values = crate::generate::preset_values(
+            for plan in crate::contract::schema::plan_contracts(&spec) {
+                let values = crate::values::presets::preset_values(
                     &spec,
                     (plan.name != "default").then_some(plan.name.as_str()),
                 )

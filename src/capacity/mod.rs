@@ -8,6 +8,9 @@
 //! All arithmetic saturates instead of overflowing, so absurd inputs produce a huge peak
 //! (and a finding) rather than a panic.
 
+pub mod allocations;
+pub mod formula;
+
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -443,7 +443,7 @@ pub struct PoolJobs {
 pub struct Scheduling {
     /// Every scheduled job of the image.
     #[serde(default)]
-    pub jobs: Vec<crate::partition::ScheduledJob>,
+    pub jobs: Vec<crate::model::ScheduledJob>,
     /// Pools by name; a `pool` workload runs the pool of its own name.
     #[serde(default)]
     pub pools: BTreeMap<String, PoolJobs>,
@@ -1012,4 +1012,20 @@ fn restricted_container_security_context() -> Map<String, Value> {
         Value::Object(m) => m,
         _ => Map::new(),
     }
+}
+
+/// One scheduled job of the image (a `@Scheduled` bean, a poller, a sweep).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScheduledJob {
+    /// The job's name, unique in the registry (usually the bean class).
+    pub name: String,
+    /// Whether the job takes an advisory lock, so that one pod of a workload wins.
+    pub locked: bool,
+    /// Why an unlocked job may run in every replica (required when `locked` is false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unlocked_reason: Option<String>,
+    /// The job never runs in the api workload (for example heavy re-embedding).
+    #[serde(default)]
+    pub api_excluded: bool,
 }

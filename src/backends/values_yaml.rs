@@ -1,8 +1,8 @@
 //! `values.yaml` with comments, and the README's values table, both walked from the
 //! default values and the values schema's descriptions (the types' doc comments).
 
-use crate::emit::yaml_key;
-use crate::schema::resolve_ref;
+use crate::backends::emit::yaml_key;
+use crate::contract::schema::resolve_ref;
 use serde_json::Value;
 
 /// One entry of the values tree as the documents list it.

@@ -4,9 +4,12 @@
 //! first), each with the values path, a message, the arithmetic where there is any,
 //! and a fix hint. An error in any preset fails generation; nothing is written.
 
+pub mod partition;
+
 use crate::expr::ValuePath;
 use crate::model::{ApiValues, IntOrString};
 use crate::spec::{Spec, WorkloadClass};
+use crate::values::integral_numbers;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::fmt;
@@ -163,26 +166,6 @@ impl fmt::Display for Finding {
     }
 }
 
-/// Floats with no fraction back to integers, so resolved values (floats, as Helm
-/// reads them) deserialize into the typed model again.
-pub fn integral_numbers(v: &Value) -> Value {
-    match v {
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
-                Value::Number((f as i64).into())
-            }
-            _ => v.clone(),
-        },
-        Value::Array(items) => Value::Array(items.iter().map(integral_numbers).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), integral_numbers(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 /// The typed values of one workload, or `None` if they do not fit the type (the
 /// values schema is checked before the guards, so that does not happen in practice).
 pub fn workload_values<T: DeserializeOwned>(values: &Value, name: &str) -> Option<T> {
@@ -295,7 +278,7 @@ fn rollout_strategy(spec: &Spec, values: &Value) -> Vec<Finding> {
         path: path.clone(),
         message: format!(
             "{} is not a whole number or a percentage from `0%` to `{max_percent}%`; Kubernetes refuses it",
-            crate::gojson::to_go_json(raw)
+            crate::expr::gojson::to_go_json(raw)
         ),
         arithmetic: None,
         hint: format!("set `{path}` to a count such as 1 or a percentage such as `25%`"),
@@ -454,7 +437,7 @@ fn drain(name: &str, api: &ApiValues) -> Vec<Finding> {
 /// `capacity.postgres` and `capacity.redis`: the peak connections of every workload
 /// across a rollout fit the declared budgets.
 fn capacity(spec: &Spec, values: &Value) -> Vec<Finding> {
-    let (loads, budgets) = match crate::dependencies::capacity_inputs(spec, values) {
+    let (loads, budgets) = match crate::capacity::formula::capacity_inputs(spec, values) {
         Ok(inputs) => inputs,
         Err(e) => {
             return vec![Finding {
@@ -573,7 +556,7 @@ fn shared_stores(spec: &Spec, values: &Value) -> Vec<Finding> {
 /// `jobs.partition`: for every combination of enabled pools, every scheduled job runs in
 /// exactly one workload (proved structurally), and the registry is consistent.
 fn job_partition(spec: &Spec, values: &Value) -> Vec<Finding> {
-    use crate::partition::{check_registry, prove_partition, Pool};
+    use crate::guards::partition::{check_registry, prove_partition, Pool};
     let scheduling: crate::model::Scheduling = values
         .get("scheduling")
         .and_then(|s| serde_json::from_value(s.clone()).ok())
@@ -792,7 +775,7 @@ pub fn managed_env_names(values: &Value, workload: &str) -> Vec<String> {
 
 /// Whether a character ends a word of a command line, in a shell string too: ASCII
 /// white space (Go's `\s`) and shell punctuation. The same class as
-/// [`crate::schema::managed_args_pattern`].
+/// [`crate::contract::schema::managed_args_pattern`].
 fn is_arg_separator(c: char) -> bool {
     matches!(
         c,
@@ -956,7 +939,7 @@ fn redis_eviction(values: &Value) -> Vec<Finding> {
 
 /// `settings.one-value`: the configuration file states one size per stated
 /// allocation, and every workload's processes read that file, so every workload opens
-/// the `sizesFrom` workload's size ([`crate::objects::effective_size`]). Another
+/// the `sizesFrom` workload's size ([`crate::capacity::allocations::effective_size`]). Another
 /// workload's entry is fixed by the spec and must agree with the stated one there;
 /// values may not set it.
 fn settings_one_value(spec: &Spec, values: &Value) -> Vec<Finding> {
@@ -975,7 +958,7 @@ fn settings_one_value(spec: &Spec, values: &Value) -> Vec<Finding> {
         }];
     }
     let mut out = Vec::new();
-    for (dependency, alloc, stated) in crate::objects::stated_allocations(spec) {
+    for (dependency, alloc, stated) in crate::capacity::allocations::stated_allocations(spec) {
         for (other, workload) in spec.workloads.all() {
             if other == from {
                 continue;
@@ -994,8 +977,8 @@ fn settings_one_value(spec: &Spec, values: &Value) -> Vec<Finding> {
                     path: format!("{path}.size"),
                     message: format!(
                         "the configuration file states `{alloc}` = {} (from `{from}`), but the spec declares `{other}` with {}: the application would open what the file says",
-                        stated.get("size").map(crate::gojson::to_go_json).unwrap_or_default(),
-                        declared.get("size").map(crate::gojson::to_go_json).unwrap_or_default()
+                        stated.get("size").map(crate::expr::gojson::to_go_json).unwrap_or_default(),
+                        declared.get("size").map(crate::expr::gojson::to_go_json).unwrap_or_default()
                     ),
                     arithmetic: None,
                     hint: format!("give `{other}` the same `{alloc}` size as `{from}` in `shipshape.yaml`"),

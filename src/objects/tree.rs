@@ -3,7 +3,7 @@
 //! A [`Document`] is one template file (one object). Its structure is static; leaves
 //! are [`Expr`]s, and entries or items may be present only when a condition holds.
 //! The Helm back end prints the tree as Go template text; the render back end
-//! evaluates it. Both use the same layout code in [`crate::emit`].
+//! evaluates it. Both use the same layout code in [`crate::backends::emit`].
 
 use crate::expr::{Expr, ValuePath};
 

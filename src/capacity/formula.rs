@@ -5,10 +5,10 @@
 //! prints them (with the formula's sums and products) as Go template text, so the
 //! ConfigMap follows the values at install time.
 
+use crate::capacity::allocations::{effective_size, postgres_allocation_on};
 use crate::capacity::{Budgets, RedisAllocation, RedisServerBudget, Surge, WorkloadLoad};
 use crate::expr::{lit, val, CmpOp, EvalContext, EvalError, Expr, ValuePath};
 use crate::model::{DependencyCapacity, IntOrPercent};
-use crate::objects::{effective_size, postgres_allocation_on};
 use crate::spec::{Spec, WorkloadClass};
 use serde_json::Value;
 
@@ -205,7 +205,7 @@ fn rendered_surge(values: &Value, w: &WorkloadExprs) -> Result<Surge, EvalError>
             expression: format!(".Values.{path}"),
             reason: format!(
                 "`{path}` is {}, not a whole number or a percentage `N%`",
-                crate::gojson::to_go_json(&raw)
+                crate::expr::gojson::to_go_json(&raw)
             ),
         }),
     }
@@ -259,7 +259,7 @@ pub fn capacity_inputs(
     }
     let typed: DependencyCapacity = values
         .get("dependencyCapacity")
-        .map(crate::guards::integral_numbers)
+        .map(crate::values::integral_numbers)
         .map(serde_json::from_value)
         .transpose()
         .map_err(|e| EvalError {

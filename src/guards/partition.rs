@@ -22,6 +22,7 @@
 //! `scheduling.pools.<name>.jobs[<index>]` / `scheduling.pools.<name>.allowed[<index>]`
 //! for pools.
 
+use crate::model::ScheduledJob;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -33,22 +34,6 @@ pub const RULE: &str = "jobs.partition";
 
 /// How many names a message lists before it says "and N more".
 const MAX_LISTED: usize = 5;
-
-/// One scheduled job of the image (a `@Scheduled` bean, a poller, a sweep).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ScheduledJob {
-    /// The job's name, unique in the registry (usually the bean class).
-    pub name: String,
-    /// Whether the job takes an advisory lock, so that one pod of a workload wins.
-    pub locked: bool,
-    /// Why an unlocked job may run in every replica (required when `locked` is false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unlocked_reason: Option<String>,
-    /// The job never runs in the api workload (for example heavy re-embedding).
-    #[serde(default)]
-    pub api_excluded: bool,
-}
 
 /// A named pool: a workload of the same image that runs only the jobs it lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,10 +1,10 @@
 //! The render back end: the manifests `helm template` prints, produced natively by
 //! evaluating the object tree against resolved values.
 
-use crate::emit::{document_kind, render_document_text};
+use crate::backends::emit::{document_kind, render_document_text};
 use crate::expr::{EvalContext, EvalError};
+use crate::objects::tree::{Document, Key, MapPart, Node};
 use crate::spec::Spec;
-use crate::tree::{Document, Key, MapPart, Node};
 use serde_json::Value;
 
 /// The release a render is for, as `helm template NAME --namespace NS` takes it.

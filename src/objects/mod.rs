@@ -1,13 +1,18 @@
 //! Stage 4, build objects: every Kubernetes object of the chart, built once per
-//! workload class as a tree with value holes ([`crate::tree`]).
+//! workload class as a tree with value holes ([`crate::objects::tree`]).
 //!
 //! Workload names are the only spec text that appears outside value references:
 //! they are validated DNS labels (see [`crate::spec`]) and become path segments,
 //! component labels and name suffixes.
 
+pub mod tree;
+
+use crate::capacity::allocations::{
+    effective_postgres_size, effective_size, postgres_allocation_on, stated_allocations,
+};
 use crate::expr::{lit, val, Builtin, Expr, ValuePath};
+use crate::objects::tree::{Document, ListPart, MapBuilder, Node};
 use crate::spec::{Spec, WorkloadClass};
-use crate::tree::{Document, ListPart, MapBuilder, Node};
 use serde_json::Value;
 
 /// Builds every document of the chart, in a stable order.
@@ -227,35 +232,6 @@ pub fn config_content(spec: &Spec) -> Expr {
         Box::new(val(&base.child("section"))),
         Box::new(Expr::Dict(pairs)),
     )
-}
-
-/// The allocations of the `sizesFrom` workload whose size the startup settings state:
-/// `(dependency, allocation, declaration)`.
-pub fn stated_allocations(spec: &Spec) -> Vec<(&'static str, String, Value)> {
-    let Some(settings) = &spec.startup_settings else {
-        return Vec::new();
-    };
-    let Some((_, workload)) = spec
-        .workloads
-        .all()
-        .into_iter()
-        .find(|(n, _)| *n == settings.sizes_from)
-    else {
-        return Vec::new();
-    };
-    let declared = workload.to_values();
-    let mut out = Vec::new();
-    for dependency in ["postgres", "redis"] {
-        if let Some(allocations) = declared.get(dependency).and_then(Value::as_object) {
-            for (alloc, d) in allocations {
-                let setting = d.get("setting").and_then(Value::as_str).unwrap_or("");
-                if !setting.is_empty() {
-                    out.push((dependency, alloc.clone(), d.clone()));
-                }
-            }
-        }
-    }
-    out
 }
 
 /// The application's configuration file.
@@ -832,70 +808,6 @@ fn declared_allocations<'v>(w: &'v Workload<'_>, dependency: &str) -> Vec<(&'v S
         .unwrap_or_default()
 }
 
-/// The connections per process of a PostgreSQL allocation as the application is told
-/// them: its size, or `sizeWithout.size` while the named workload is disabled.
-pub fn effective_postgres_size(workload: &str, alloc: &str, declared: &Value) -> Expr {
-    let path = ValuePath::new(["workloads", workload, "postgres", alloc]);
-    let size = val(&path.child("size"));
-    match declared
-        .get("sizeWithout")
-        .and_then(|s| s.get("workload"))
-        .and_then(Value::as_str)
-    {
-        Some(other) => Expr::If(
-            Box::new(val(&ValuePath::new(["workloads", other, "enabled"]))),
-            Box::new(size),
-            Box::new(val(&path.child("sizeWithout").child("size"))),
-        ),
-        None => size,
-    }
-}
-
-/// The connections per process of an allocation (`dependency` is `postgres` or
-/// `redis`) as the application opens them. A stated allocation (one whose size the
-/// startup settings write into the shared configuration file) takes the `sizesFrom`
-/// workload's size in every workload, because every process reads that one file: its
-/// own `size` is then fixed by the spec and never read (`settings.one-value`). Any other
-/// allocation has its own size (for PostgreSQL, `sizeWithout.size` while the named
-/// workload is disabled).
-pub fn effective_size(
-    spec: &Spec,
-    workload: &str,
-    dependency: &str,
-    alloc: &str,
-    declared: &Value,
-) -> Expr {
-    if let Some(settings) = &spec.startup_settings {
-        if settings.sizes_from != workload {
-            if let Some((_, _, from)) = stated_allocations(spec)
-                .into_iter()
-                .find(|(d, a, _)| *d == dependency && a == alloc)
-            {
-                return effective_size(spec, &settings.sizes_from, dependency, alloc, &from);
-            }
-        }
-    }
-    if dependency == "postgres" {
-        effective_postgres_size(workload, alloc, declared)
-    } else {
-        val(&ValuePath::new([
-            "workloads",
-            workload,
-            dependency,
-            alloc,
-            "size",
-        ]))
-    }
-}
-
-/// Whether a PostgreSQL allocation exists: its feature flag is on (or it has none).
-pub fn postgres_allocation_on(declared: &Value) -> Expr {
-    match declared.get("feature").and_then(Value::as_str) {
-        Some(f) if !f.is_empty() => val(&ValuePath::new(["features", f])),
-        _ => lit(true),
-    }
-}
-
 /// An env entry setting the allocation's `env` to an integer, present when `env` is
 /// set and `when` holds; with the condition, for the `env` key's own presence.
 fn managed_env_item(alloc_path: &ValuePath, value: Expr, when: Expr) -> (ListPart, Expr) {
@@ -1007,7 +919,7 @@ fn env_conditions(w: &Workload<'_>) -> Vec<Expr> {
 /// `<release>-dependency-capacity`: the peak connections of the values being
 /// installed, computed by the template from the same inputs as the capacity guard.
 fn capacity_config_map(spec: &Spec) -> Document {
-    use crate::dependencies::workload_exprs;
+    use crate::capacity::formula::workload_exprs;
     let budget = ValuePath::new(["dependencyCapacity"]);
     let workloads = workload_exprs(spec);
     let int = |e: Expr| Node::Leaf(Expr::IntString(Box::new(e)));

@@ -6,9 +6,9 @@
 //! decide what is printed. Because the text around the leaves is shared, the native
 //! render prints what `helm template` prints for the same values.
 
+use crate::expr::gojson::to_go_json;
 use crate::expr::{truthy, EvalContext, EvalError, Expr, ValuePath};
-use crate::gojson::to_go_json;
-use crate::tree::{Document, Key, ListPart, MapPart, Node};
+use crate::objects::tree::{Document, Key, ListPart, MapPart, Node};
 use serde_json::Value;
 
 /// Which back end the walker serves.
@@ -388,7 +388,7 @@ pub fn document_kind(doc: &Document) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::expr::{lit, val};
-    use crate::tree::MapBuilder;
+    use crate::objects::tree::MapBuilder;
     use serde_json::json;
 
     fn doc() -> Document {

@@ -5,6 +5,8 @@
 //! Helm reads values files into `float64` numbers and `--set` integers into `int64`;
 //! the loaders here do the same, so expressions evaluate as they do under Helm.
 
+pub mod presets;
+
 use crate::spec::Spec;
 use serde_json::{Map, Number, Value};
 
@@ -74,8 +76,8 @@ pub fn default_values(spec: &Spec) -> Value {
     }
     let mut root = Map::new();
     root.insert(
-        crate::plans::PLAN_KEY.into(),
-        Value::String(crate::generate::DEFAULT_PRESET.into()),
+        crate::values::presets::PLAN_KEY.into(),
+        Value::String(crate::values::presets::DEFAULT_PRESET.into()),
     );
     root.insert("image".into(), to_json(&spec.image));
     root.insert("imagePullSecrets".into(), to_json(&spec.image_pull_secrets));
@@ -461,6 +463,26 @@ mod tests {
         assert_eq!(m["d"], json!(1000.0));
         assert_eq!(m["e"], Value::Null);
         assert_eq!(m["f"], json!("0755"));
-        assert_eq!(crate::gojson::to_go_json(&m["g"]), "1000000");
+        assert_eq!(crate::expr::gojson::to_go_json(&m["g"]), "1000000");
+    }
+}
+
+/// Floats with no fraction back to integers, so resolved values (floats, as Helm
+/// reads them) deserialize into the typed model again.
+pub fn integral_numbers(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                Value::Number((f as i64).into())
+            }
+            _ => v.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(integral_numbers).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), integral_numbers(v)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }

@@ -1,0 +1,11 @@
+//! The back ends: one object tree, written two ways that Helm proves equal.
+//!
+//! - [`emit`]: the shared writer, from the tree to text (template or rendered).
+//! - [`helm`]: the Helm chart: templates, `Chart.yaml`, README, NOTES.
+//! - [`native`]: shipshape's own render of the same templates.
+//! - [`values_yaml`]: the commented `values.yaml`.
+
+pub mod emit;
+pub mod helm;
+pub mod native;
+pub mod values_yaml;
