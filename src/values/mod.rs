@@ -416,6 +416,26 @@ fn schema_node<'s>(schema: &'s Value, pointer: &str) -> Option<&'s Value> {
         })
 }
 
+/// Floats with no fraction back to integers, so resolved values (floats, as Helm
+/// reads them) deserialize into the typed model again.
+pub fn integral_numbers(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                Value::Number((f as i64).into())
+            }
+            _ => v.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(integral_numbers).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), integral_numbers(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,25 +484,5 @@ mod tests {
         assert_eq!(m["e"], Value::Null);
         assert_eq!(m["f"], json!("0755"));
         assert_eq!(crate::expr::gojson::to_go_json(&m["g"]), "1000000");
-    }
-}
-
-/// Floats with no fraction back to integers, so resolved values (floats, as Helm
-/// reads them) deserialize into the typed model again.
-pub fn integral_numbers(v: &Value) -> Value {
-    match v {
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
-                Value::Number((f as i64).into())
-            }
-            _ => v.clone(),
-        },
-        Value::Array(items) => Value::Array(items.iter().map(integral_numbers).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), integral_numbers(v)))
-                .collect(),
-        ),
-        other => other.clone(),
     }
 }

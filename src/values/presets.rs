@@ -146,19 +146,6 @@ pub fn all_presets(spec: &Spec) -> BTreeMap<String, Preset> {
     presets
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn builtin_files_parse() {
-        for (name, text) in BUILTIN {
-            let parsed: Result<BuiltinPreset, _> = serde_saphyr::from_str(text);
-            assert!(parsed.is_ok(), "presets/{name}.yaml: {parsed:?}");
-        }
-    }
-}
-
 /// The name of the render of the chart's own defaults, beside the presets.
 pub const DEFAULT_PRESET: &str = "default";
 
@@ -186,3 +173,16 @@ pub fn preset_values(spec: &Spec, preset: Option<&str>) -> Result<Value, ValuesE
 
 /// The values key that names the plan the values are checked against.
 pub const PLAN_KEY: &str = "capacityPlan";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_files_parse() {
+        for (name, text) in BUILTIN {
+            let parsed: Result<BuiltinPreset, _> = serde_saphyr::from_str(text);
+            assert!(parsed.is_ok(), "presets/{name}.yaml: {parsed:?}");
+        }
+    }
+}
