@@ -7,9 +7,10 @@
 //! render prints what `helm template` prints for the same values.
 
 use crate::expr::gojson::to_go_json;
-use crate::expr::{truthy, EvalContext, EvalError, Expr, ValuePath};
+use crate::expr::{go_string, truthy, EvalContext, EvalError, Expr, ValuePath};
 use crate::objects::tree::{Document, Key, ListPart, MapPart, Node};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Which back end the walker serves.
 enum Mode<'a> {
@@ -109,11 +110,56 @@ fn close_condition(when: &Option<Expr>, indent: usize, mode: &Mode<'_>, out: &mu
 
 fn leaf_text(e: &Expr, mode: &Mode<'_>) -> Result<String, EvalError> {
     match (e, mode) {
-        // A constant prints the same text in both modes.
+        // Static text no YAML 1.1 parser can misread is written plain, in both modes.
+        (Expr::Lit(Value::String(s)), _) if is_plain_text(s) => Ok(s.clone()),
+        // A long constant is printed by the template in pieces, so no line is long.
+        (Expr::Lit(Value::String(s)), Mode::Helm) if s.len() > LONG_TEXT => {
+            let pieces: Vec<String> = text_pieces(s).iter().map(|p| go_string(p)).collect();
+            Ok(format!("{{{{ print {} | toJson }}}}", pieces.join(" ")))
+        }
+        // Any other constant prints the same JSON text in both modes.
         (Expr::Lit(v), _) => Ok(to_go_json(v)),
         (e, Mode::Helm) => Ok(format!("{{{{ {} | toJson }}}}", strip_parens(&e.to_go()))),
         (e, Mode::Render(ctx)) => Ok(to_go_json(&e.evaluate(ctx)?)),
     }
+}
+
+/// Constant strings longer than this are printed by the template in pieces.
+const LONG_TEXT: usize = 100;
+
+/// A long text cut after spaces into pieces of about 80 characters (their
+/// concatenation is the text).
+fn text_pieces(s: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut last_space = None;
+    for (i, c) in s.char_indices() {
+        if c == ' ' {
+            last_space = Some(i + 1);
+        }
+        if i - start >= 80 {
+            if let Some(cut) = last_space.filter(|cut| *cut > start) {
+                pieces.push(&s[start..cut]);
+                start = cut;
+            }
+        }
+    }
+    pieces.push(&s[start..]);
+    pieces
+}
+
+/// Whether static text can be written as a plain YAML scalar that every YAML 1.1
+/// and 1.2 parser reads back as the same string (no quotes needed).
+pub fn is_plain_text(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '/')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | ','))
+        && !matches!(
+            s.to_ascii_lowercase().as_str(),
+            "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null"
+        )
 }
 
 /// `(f a b)` as the head of a pipeline reads better as `f a b`.
@@ -196,6 +242,16 @@ fn emit_map(
                 close_condition(when, indent, mode, out);
             }
             MapPart::EntriesOf(path) => emit_entries_of(path, indent, mode, out)?,
+            MapPart::Named { template, parts } => match mode {
+                Mode::Helm => out.line(
+                    indent,
+                    &format!(
+                        "{{{{- include {} $ | nindent {indent} }}}}",
+                        go_string(template)
+                    ),
+                ),
+                Mode::Render(_) => emit_map(parts, indent, mode, out)?,
+            },
         }
     }
     Ok(())
@@ -369,6 +425,89 @@ fn emit_item(value: &Node, indent: usize, mode: &Mode<'_>, out: &mut Out) -> Res
     Ok(())
 }
 
+/// A named template of `_helpers.tpl`: its body as entries or as one expression.
+enum Definition<'a> {
+    Entries(&'a [MapPart]),
+    Text(&'a Expr),
+}
+
+fn collect_named_in_expr<'a>(e: &'a Expr, out: &mut BTreeMap<&'a str, Definition<'a>>) {
+    let mut found = Vec::new();
+    e.named_templates(&mut found);
+    for (name, body) in found {
+        out.entry(name).or_insert(Definition::Text(body));
+    }
+}
+
+fn collect_named_in_node<'a>(node: &'a Node, out: &mut BTreeMap<&'a str, Definition<'a>>) {
+    match node {
+        Node::Leaf(e) => collect_named_in_expr(e, out),
+        Node::Map(parts) => collect_named_in_parts(parts, out),
+        Node::List(parts) => {
+            for part in parts {
+                match part {
+                    ListPart::Item { value, when } => {
+                        when.iter().for_each(|w| collect_named_in_expr(w, out));
+                        collect_named_in_node(value, out);
+                    }
+                    ListPart::Each { item, .. } => collect_named_in_node(item, out),
+                    ListPart::ItemsOf(_) => {}
+                }
+            }
+        }
+    }
+}
+
+fn collect_named_in_parts<'a>(parts: &'a [MapPart], out: &mut BTreeMap<&'a str, Definition<'a>>) {
+    for part in parts {
+        match part {
+            MapPart::Entry { key, value, when } => {
+                if let Key::Dynamic(k) = key {
+                    collect_named_in_expr(k, out);
+                }
+                when.iter().for_each(|w| collect_named_in_expr(w, out));
+                collect_named_in_node(value, out);
+            }
+            MapPart::EntriesOf(_) => {}
+            MapPart::Named { template, parts } => {
+                collect_named_in_parts(parts, out);
+                out.entry(template).or_insert(Definition::Entries(parts));
+            }
+        }
+    }
+}
+
+/// `templates/_helpers.tpl`: every named template the documents use, in name order,
+/// each with the comment `describe` gives it.
+pub fn helm_helpers_text(docs: &[Document], describe: impl Fn(&str) -> String) -> String {
+    let mut named = BTreeMap::new();
+    for doc in docs {
+        doc.when
+            .iter()
+            .for_each(|w| collect_named_in_expr(w, &mut named));
+        collect_named_in_node(&doc.root, &mut named);
+    }
+    let mut text = String::new();
+    for (name, definition) in named {
+        text.push_str(&format!("{{{{/* {} */}}}}\n", describe(name)));
+        text.push_str(&format!("{{{{- define {} -}}}}\n", go_string(name)));
+        match definition {
+            Definition::Entries(parts) => {
+                let mut out = Out::default();
+                // Helm mode never evaluates, so it cannot fail.
+                let _ = emit_map(parts, 0, &Mode::Helm, &mut out);
+                text.push_str(&out.text);
+            }
+            Definition::Text(body) => {
+                text.push_str(&format!("{{{{ {} }}}}\n", strip_parens(&body.to_go())));
+            }
+        }
+        text.push_str("{{- end }}\n\n");
+    }
+    text.pop();
+    text
+}
+
 /// The `kind` a document's root mapping declares, when it is a constant.
 pub fn document_kind(doc: &Document) -> Option<&str> {
     match &doc.root {
@@ -388,7 +527,6 @@ pub fn document_kind(doc: &Document) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::expr::{lit, val};
-    use crate::objects::tree::MapBuilder;
     use serde_json::json;
 
     fn doc() -> Document {
@@ -396,29 +534,15 @@ mod tests {
         Document {
             file: "x.yaml".into(),
             when: Some(val(&ValuePath::new(["on"]))),
-            root: MapBuilder::new()
-                .entry("kind", Node::text("ConfigMap"))
-                .entry_when("a", Node::value(&p), val(&p))
-                .entry(
-                    "items",
-                    Node::List(vec![
-                        ListPart::Item {
-                            value: Node::map(vec![
-                                ("name", Node::text("x")),
-                                ("no", Node::Leaf(lit(1))),
-                            ]),
-                            when: None,
-                        },
-                        ListPart::ItemsOf(ValuePath::new(["extra"])),
-                    ]),
-                )
-                .entry(
-                    "labels",
-                    MapBuilder::new()
-                        .entries_of(&ValuePath::new(["labels"]))
-                        .build(),
-                )
-                .build(),
+            root: crate::manifest!({
+                "kind": "ConfigMap",
+                "a" if (val(&p)): (&p),
+                "items": [
+                    { "name": "x", "no": (lit(1)) },
+                    ..(crate::objects::tree::items_of(&ValuePath::new(["extra"]))),
+                ],
+                "labels": { ..(crate::objects::tree::entries_of(&ValuePath::new(["labels"]))) },
+            }),
         }
     }
 
@@ -427,7 +551,7 @@ mod tests {
         let text = helm_template_text(&doc());
         assert_eq!(
             text,
-            "{{- if $.Values.on }}\nkind: \"ConfigMap\"\n{{- if $.Values.a }}\na: {{ $.Values.a | toJson }}\n{{- end }}\nitems:\n  - name: \"x\"\n    \"no\": 1\n  {{- range $.Values.extra }}\n  - {{ . | toJson }}\n  {{- end }}\nlabels:\n  {{- range $key, $value := $.Values.labels }}\n  {{ $key | toJson }}: {{ $value | toJson }}\n  {{- end }}\n{{- end }}\n"
+            "{{- if $.Values.on }}\nkind: ConfigMap\n{{- if $.Values.a }}\na: {{ $.Values.a | toJson }}\n{{- end }}\nitems:\n  - name: x\n    \"no\": 1\n  {{- range $.Values.extra }}\n  - {{ . | toJson }}\n  {{- end }}\nlabels:\n  {{- range $key, $value := $.Values.labels }}\n  {{ $key | toJson }}: {{ $value | toJson }}\n  {{- end }}\n{{- end }}\n"
         );
     }
 
@@ -447,7 +571,7 @@ mod tests {
         let text = render_document_text(&doc(), &ctx).unwrap().unwrap();
         assert_eq!(
             text,
-            "kind: \"ConfigMap\"\na: \"\\u003cx\\u003e\"\nitems:\n  - name: \"x\"\n    \"no\": 1\n  - {\"k\":1}\nlabels:\n  \"a\": \"1\"\n  \"b\": \"2\"\n"
+            "kind: ConfigMap\na: \"\\u003cx\\u003e\"\nitems:\n  - name: x\n    \"no\": 1\n  - {\"k\":1}\nlabels:\n  \"a\": \"1\"\n  \"b\": \"2\"\n"
         );
         let off = json!({"on": false});
         let ctx = EvalContext {

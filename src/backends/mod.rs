@@ -4,8 +4,10 @@
 //! - [`helm`]: the Helm chart: templates, `Chart.yaml`, README, NOTES.
 //! - [`native`]: shipshape's own render of the same templates.
 //! - [`values_yaml`]: the commented `values.yaml`.
+//! - [`wrap`]: long template actions broken across lines.
 
 pub mod emit;
 pub mod helm;
 pub mod native;
 pub mod values_yaml;
+pub mod wrap;

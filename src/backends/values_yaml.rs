@@ -3,7 +3,113 @@
 
 use crate::backends::emit::yaml_key;
 use crate::contract::schema::resolve_ref;
+use crate::model::StoreClass;
+use crate::spec::Spec;
 use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Comments that say what one entry of a values map is (a workload, a store, an
+/// allocation, a Redis server), by values path. A note ending in `:` comes before the
+/// type's description (a workload's class says what it does); any other replaces
+/// it, since every entry of the map shares the generic one.
+pub type EntryNotes = BTreeMap<String, String>;
+
+/// What each named entry of the spec's values maps is, from the spec.
+pub fn entry_notes(spec: &Spec) -> EntryNotes {
+    let mut notes = EntryNotes::new();
+    let flag = |feature: Option<&str>| match feature {
+        Some(f) if !f.is_empty() => format!(", only while `features.{f}` is true"),
+        _ => String::new(),
+    };
+    for (name, workload) in spec.workloads.all() {
+        let class = workload.class().name();
+        notes.insert(
+            format!("workloads.{name}"),
+            format!("Workload `{name}`, class `{class}`:"),
+        );
+        let declared = workload.to_values();
+        for dependency in ["postgres", "redis"] {
+            let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
+                continue;
+            };
+            for (alloc, d) in allocations {
+                let text = |key: &str| d.get(key).and_then(Value::as_str).unwrap_or("");
+                let setting = match text("setting") {
+                    "" => String::new(),
+                    s => format!(", stated to the application as `{s}`"),
+                };
+                let what = if dependency == "postgres" {
+                    let part_of = match text("partOf") {
+                        "" => String::new(),
+                        p => format!(", part of `{p}` (counted there)"),
+                    };
+                    format!(
+                        "PostgreSQL allocation `{alloc}` of `{name}`: connections per process{part_of}{}{setting}.",
+                        flag(Some(text("feature")))
+                    )
+                } else {
+                    format!(
+                        "Redis allocation `{alloc}` of `{name}`: clients per process on server `{}`{setting}.",
+                        text("server")
+                    )
+                };
+                notes.insert(format!("workloads.{name}.{dependency}.{alloc}"), what);
+            }
+        }
+    }
+    for (name, store) in &spec.stores {
+        let what = match store.class {
+            StoreClass::Shared if store.fatal => format!(
+                "Store `{name}` (shared, fatal): `memory` is safe with one pod only; with \
+                 several, the application refuses to boot under `replicaStrict`. `{}` selects \
+                 the backend.",
+                store.env
+            ),
+            StoreClass::Shared => format!(
+                "Store `{name}` (shared): `memory` is safe with one pod only; with several, \
+                 each pod keeps its own copy (reported, not fatal). `{}` selects the backend.",
+                store.env
+            ),
+            StoreClass::Durable => format!("Store `{name}` (durable, in PostgreSQL)."),
+            StoreClass::PerProcess => {
+                format!("Store `{name}` (per process): {}", store.reason)
+            }
+        };
+        notes.insert(format!("stores.{name}"), what);
+    }
+    for (name, server) in &spec.dependency_capacity.redis.servers {
+        let role = match &server.role {
+            Some(role) => format!(
+                " holding {} data",
+                serde_json::to_value(role)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+            None => String::new(),
+        };
+        notes.insert(
+            format!("dependencyCapacity.redis.servers.{name}"),
+            format!("Redis server `{name}`{role}: its client limit, reservations and policy."),
+        );
+    }
+    for name in spec.dependency_capacity.postgres.reservations.keys() {
+        notes.insert(
+            format!("dependencyCapacity.postgres.reservations.{name}"),
+            format!("PostgreSQL connections reserved for `{name}`, counted in the peak."),
+        );
+    }
+    for (name, pool) in &spec.scheduling.pools {
+        notes.insert(
+            format!("scheduling.pools.{name}"),
+            format!(
+                "Pool `{name}`: the {} scheduled job(s) the `{name}` workload runs.",
+                pool.jobs.len()
+            ),
+        );
+    }
+    notes
+}
 
 /// One entry of the values tree as the documents list it.
 struct Row<'a> {
@@ -15,6 +121,7 @@ struct Row<'a> {
 }
 
 fn walk<'a>(
+    notes: &EntryNotes,
     root_schema: &'a Value,
     schema: &'a Value,
     value: &'a Value,
@@ -25,21 +132,34 @@ fn walk<'a>(
     let schema = resolve_ref(root_schema, schema);
     let Value::Object(map) = value else { return };
     for (key, child) in map {
+        // A named entry of a map (a store, an allocation) has the map's entry schema.
         let declared = schema
             .get("properties")
             .and_then(|p| p.get(key))
+            .or_else(|| schema.get("additionalProperties").filter(|s| s.is_object()))
             .unwrap_or(&Value::Null);
         let child_schema = resolve_ref(root_schema, declared);
-        let description = declared
-            .get("description")
-            .or_else(|| child_schema.get("description"))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
         let child_path = if path.is_empty() {
             key.clone()
         } else {
             format!("{path}.{key}")
+        };
+        let generic = declared
+            .get("description")
+            .or_else(|| child_schema.get("description"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let description = match notes.get(&child_path) {
+            Some(note) if note.ends_with(':') => {
+                // The class's own description, without its "The `x` class:" lead.
+                let rest = generic
+                    .strip_prefix("The `")
+                    .and_then(|g| g.split_once("` class: "))
+                    .map_or(generic, |(_, rest)| rest);
+                format!("{note} {rest}")
+            }
+            Some(note) => note.clone(),
+            None => generic.to_string(),
         };
         rows.push(Row {
             path: child_path.clone(),
@@ -49,9 +169,14 @@ fn walk<'a>(
             value: child,
         });
         // Free-form maps (config, annotations, probes) are listed whole.
-        let typed = child_schema.get("properties").is_some();
+        let entries = child_schema
+            .get("additionalProperties")
+            .map(|s| resolve_ref(root_schema, s));
+        let typed = child_schema.get("properties").is_some()
+            || entries.is_some_and(|s| s.get("properties").is_some());
         if typed && matches!(child, Value::Object(m) if !m.is_empty()) {
             walk(
+                notes,
                 root_schema,
                 child_schema,
                 child,
@@ -112,9 +237,9 @@ fn wrap_comment(text: &str, indent: usize, out: &mut String) {
 }
 
 /// Prints `values.yaml`: every key with its description as a comment above it.
-pub fn values_yaml(values: &Value, schema: &Value, header: &str) -> String {
+pub fn values_yaml(values: &Value, schema: &Value, notes: &EntryNotes, header: &str) -> String {
     let mut rows = Vec::new();
-    walk(schema, schema, values, "", 0, &mut rows);
+    walk(notes, schema, schema, values, "", 0, &mut rows);
     let mut out = String::new();
     for line in header.lines() {
         out.push_str(&format!("# {line}\n").replace("# \n", "#\n"));
@@ -145,9 +270,9 @@ pub fn values_yaml(values: &Value, schema: &Value, header: &str) -> String {
 }
 
 /// The README's values table: path, default and description of every value.
-pub fn values_table(values: &Value, schema: &Value) -> String {
+pub fn values_table(values: &Value, schema: &Value, notes: &EntryNotes) -> String {
     let mut rows = Vec::new();
-    walk(schema, schema, values, "", 0, &mut rows);
+    walk(notes, schema, schema, values, "", 0, &mut rows);
     let mut out = String::from("| Key | Default | Description |\n|---|---|---|\n");
     for (i, row) in rows.iter().enumerate() {
         let expanded = rows.get(i + 1).is_some_and(|next| next.depth > row.depth);

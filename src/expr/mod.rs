@@ -166,6 +166,11 @@ pub enum Expr {
     /// Pods a rolling update may add for `max pods`, from a `maxSurge` that is a count
     /// or a percentage (rounded up, as Kubernetes rounds it).
     SurgePods(Box<Expr>, Box<Expr>),
+    /// A named template of `_helpers.tpl` (`include "<name>" $`) whose text is the
+    /// string `body` evaluates to. The render back end evaluates `body` in place.
+    Named(String, Box<Expr>),
+    /// `sha256sum x` of a string.
+    Sha256(Box<Expr>),
 }
 
 /// An expression failed to evaluate the way Go's template engine would fail.
@@ -217,7 +222,9 @@ impl Expr {
             | Expr::Sha256Json(a)
             | Expr::JsonText(a)
             | Expr::IntString(a)
-            | Expr::TrimSuffix(_, a) => a.collect_paths(out),
+            | Expr::TrimSuffix(_, a)
+            | Expr::Named(_, a)
+            | Expr::Sha256(a) => a.collect_paths(out),
             Expr::And(items)
             | Expr::Or(items)
             | Expr::Concat(items)
@@ -307,6 +314,8 @@ impl Expr {
                     "(ternary (div (add (mul {p} (int (trimSuffix \"%\" (toString {s})))) 99) 100) (int {s}) (hasSuffix \"%\" (toString {s})))"
                 )
             }
+            Expr::Named(name, _) => format!("(include {} $)", go_string(name)),
+            Expr::Sha256(e) => format!("(sha256sum {})", e.to_go()),
         }
     }
 
@@ -513,7 +522,59 @@ impl Expr {
                 };
                 Value::Number(value.into())
             }
+            Expr::Named(_, body) => {
+                Value::String(expect_string(body.evaluate(ctx)?).map_err(fail)?)
+            }
+            Expr::Sha256(e) => {
+                let text = expect_string(e.evaluate(ctx)?).map_err(fail)?;
+                let digest = Sha256::digest(text.as_bytes());
+                Value::String(digest.iter().map(|b| format!("{b:02x}")).collect())
+            }
         })
+    }
+
+    /// The named templates the expression uses, by name, innermost first.
+    pub fn named_templates<'e>(&'e self, out: &mut Vec<(&'e str, &'e Expr)>) {
+        let mut visit = |e: &'e Expr| e.named_templates(out);
+        match self {
+            Expr::Named(name, body) => {
+                body.named_templates(out);
+                out.push((name.as_str(), body));
+            }
+            Expr::Lit(_) | Expr::Ref(_) | Expr::Builtin(_) | Expr::Item => {}
+            Expr::Not(a)
+            | Expr::DnsName(a)
+            | Expr::ReplacePlus(a)
+            | Expr::Sha256Json(a)
+            | Expr::JsonText(a)
+            | Expr::IntString(a)
+            | Expr::TrimSuffix(_, a)
+            | Expr::Sha256(a) => visit(a),
+            Expr::And(items)
+            | Expr::Or(items)
+            | Expr::Concat(items)
+            | Expr::Add(items)
+            | Expr::Mul(items)
+            | Expr::JoinLists(_, items) => items.iter().for_each(visit),
+            Expr::Cmp(_, a, b)
+            | Expr::StrEq(a, b)
+            | Expr::Default(a, b)
+            | Expr::Sub(a, b)
+            | Expr::ListIf(a, b)
+            | Expr::SurgePods(a, b) => {
+                visit(a);
+                visit(b);
+            }
+            Expr::If(a, b, c) | Expr::WithKey(a, b, c) => {
+                visit(a);
+                visit(b);
+                visit(c);
+            }
+            Expr::Dict(pairs) => pairs.iter().for_each(|(k, v)| {
+                visit(k);
+                visit(v);
+            }),
+        }
     }
 }
 

@@ -38,6 +38,13 @@ pub enum MapPart {
     },
     /// Every entry of a values map, in sorted key order (`range $k, $v := ...`).
     EntriesOf(ValuePath),
+    /// Entries written once as a named template of `_helpers.tpl` and used through
+    /// `include` (the render back end writes `parts` in place). The entries are
+    /// unconditional, so the template's text is the same wherever it is used.
+    Named {
+        template: String,
+        parts: Vec<MapPart>,
+    },
 }
 
 /// One part of a block sequence.
@@ -102,61 +109,233 @@ impl Node {
     }
 }
 
-/// Builds a mapping part by part (conditional entries, value ranges).
-#[derive(Default)]
-pub struct MapBuilder {
-    parts: Vec<MapPart>,
+/// Anything that can stand as a value in [`crate::manifest!`]: a node, an expression,
+/// a value path (read as is), or a constant.
+pub trait IntoNode {
+    fn into_node(self) -> Node;
 }
 
-impl MapBuilder {
-    /// An empty mapping.
-    pub fn new() -> Self {
-        Self::default()
+impl IntoNode for Node {
+    fn into_node(self) -> Node {
+        self
     }
+}
 
-    /// Adds `key: value`.
-    pub fn entry(mut self, key: &str, value: Node) -> Self {
-        self.parts.push(MapPart::Entry {
-            key: Key::Static(key.to_string()),
-            value,
+impl IntoNode for Expr {
+    fn into_node(self) -> Node {
+        Node::Leaf(self)
+    }
+}
+
+impl IntoNode for ValuePath {
+    fn into_node(self) -> Node {
+        Node::Leaf(Expr::Ref(self))
+    }
+}
+
+impl IntoNode for &ValuePath {
+    fn into_node(self) -> Node {
+        Node::Leaf(Expr::Ref(self.clone()))
+    }
+}
+
+impl IntoNode for &str {
+    fn into_node(self) -> Node {
+        Node::text(self)
+    }
+}
+
+impl IntoNode for String {
+    fn into_node(self) -> Node {
+        Node::text(&self)
+    }
+}
+
+impl IntoNode for bool {
+    fn into_node(self) -> Node {
+        Node::Leaf(crate::expr::lit(self))
+    }
+}
+
+impl IntoNode for i32 {
+    fn into_node(self) -> Node {
+        Node::Leaf(crate::expr::lit(self))
+    }
+}
+
+impl IntoNode for i64 {
+    fn into_node(self) -> Node {
+        Node::Leaf(crate::expr::lit(self))
+    }
+}
+
+/// Anything that can be spread into a mapping with `..` in [`crate::manifest!`].
+pub trait IntoMapParts {
+    fn into_map_parts(self) -> Vec<MapPart>;
+}
+
+impl IntoMapParts for MapPart {
+    fn into_map_parts(self) -> Vec<MapPart> {
+        vec![self]
+    }
+}
+
+impl IntoMapParts for Vec<MapPart> {
+    fn into_map_parts(self) -> Vec<MapPart> {
+        self
+    }
+}
+
+impl IntoMapParts for Option<MapPart> {
+    fn into_map_parts(self) -> Vec<MapPart> {
+        self.into_iter().collect()
+    }
+}
+
+/// Anything that can be spread into a sequence with `..` in [`crate::manifest!`].
+pub trait IntoListParts {
+    fn into_list_parts(self) -> Vec<ListPart>;
+}
+
+impl IntoListParts for ListPart {
+    fn into_list_parts(self) -> Vec<ListPart> {
+        vec![self]
+    }
+}
+
+impl IntoListParts for Vec<ListPart> {
+    fn into_list_parts(self) -> Vec<ListPart> {
+        self
+    }
+}
+
+/// `key: <value at path>`, present only when that value is truthy (Helm's
+/// `{{- with }}` idiom).
+pub fn if_set(key: &str, path: &ValuePath) -> MapPart {
+    MapPart::Entry {
+        key: Key::Static(key.to_string()),
+        value: Node::value(path),
+        when: Some(Expr::Ref(path.clone())),
+    }
+}
+
+/// Every entry of a values map.
+pub fn entries_of(path: &ValuePath) -> MapPart {
+    MapPart::EntriesOf(path.clone())
+}
+
+/// Every item of a values list.
+pub fn items_of(path: &ValuePath) -> ListPart {
+    ListPart::ItemsOf(path.clone())
+}
+
+/// An entry whose key is read from values.
+pub fn dynamic_entry(key: Expr, value: impl IntoNode) -> MapPart {
+    MapPart::Entry {
+        key: Key::Dynamic(key),
+        value: value.into_node(),
+        when: None,
+    }
+}
+
+/// An empty list of parts, for [`crate::manifest!`] to fill.
+pub fn no_parts<T>() -> Vec<T> {
+    Vec::new()
+}
+
+/// Builds a [`Node`] that reads like the YAML it prints, in the spirit of
+/// `serde_json::json!`:
+///
+/// ```
+/// # use shipshape::manifest;
+/// # use shipshape::expr::{lit, ValuePath};
+/// let replicas = ValuePath::new(["workloads", "api", "replicaCount"]);
+/// let node = manifest!({
+///     "kind": "Deployment",                 // static text
+///     "spec": {
+///         "replicas" if (lit(true)): (&replicas), // present when the condition holds
+///         "paused": false,
+///     },
+///     "items": ["a", (lit(1)) if (lit(true))],
+/// });
+/// ```
+///
+/// A value is a string, number or boolean literal, a `{..}` mapping, a `[..]`
+/// sequence, or any Rust expression in parentheses that is [`IntoNode`] (a value hole:
+/// an [`Expr`], a [`ValuePath`], another node). `"key" if (cond): value` and
+/// `value if (cond)` are conditional; `..(parts)` spreads [`IntoMapParts`] or
+/// [`IntoListParts`] (conditional helpers, `range` over values, named templates).
+/// `manifest!(entries { .. })` gives a mapping's parts, to spread elsewhere.
+#[macro_export]
+macro_rules! manifest {
+    (entries { $($body:tt)* }) => {{
+        #[allow(unused_mut)]
+        let mut parts: ::std::vec::Vec<$crate::objects::tree::MapPart> = $crate::objects::tree::no_parts();
+        $crate::manifest!(@map parts; $($body)*);
+        parts
+    }};
+    ({ $($body:tt)* }) => {{
+        #[allow(unused_mut)]
+        let mut parts: ::std::vec::Vec<$crate::objects::tree::MapPart> = $crate::objects::tree::no_parts();
+        $crate::manifest!(@map parts; $($body)*);
+        $crate::objects::tree::Node::Map(parts)
+    }};
+    ([ $($body:tt)* ]) => {{
+        #[allow(unused_mut)]
+        let mut parts: ::std::vec::Vec<$crate::objects::tree::ListPart> = $crate::objects::tree::no_parts();
+        $crate::manifest!(@list parts; $($body)*);
+        $crate::objects::tree::Node::List(parts)
+    }};
+    (@map $p:ident; ) => {};
+    (@map $p:ident; .. ($spread:expr) $(, $($rest:tt)*)?) => {
+        $p.extend($crate::objects::tree::IntoMapParts::into_map_parts($spread));
+        $( $crate::manifest!(@map $p; $($rest)*); )?
+    };
+    (@map $p:ident; $key:literal if ($cond:expr) : $value:tt $(, $($rest:tt)*)?) => {
+        $p.push($crate::objects::tree::MapPart::Entry {
+            key: $crate::objects::tree::Key::Static(::std::string::String::from($key)),
+            value: $crate::manifest!(@value $value),
+            when: Some($cond),
+        });
+        $( $crate::manifest!(@map $p; $($rest)*); )?
+    };
+    (@map $p:ident; $key:literal : $value:tt $(, $($rest:tt)*)?) => {
+        $p.push($crate::objects::tree::MapPart::Entry {
+            key: $crate::objects::tree::Key::Static(::std::string::String::from($key)),
+            value: $crate::manifest!(@value $value),
             when: None,
         });
-        self
-    }
-
-    /// Adds `key: value` present only when `when` is truthy.
-    pub fn entry_when(mut self, key: &str, value: Node, when: Expr) -> Self {
-        self.parts.push(MapPart::Entry {
-            key: Key::Static(key.to_string()),
-            value,
-            when: Some(when),
-        });
-        self
-    }
-
-    /// Adds an entry whose key comes from values.
-    pub fn dynamic_entry(mut self, key: Expr, value: Node) -> Self {
-        self.parts.push(MapPart::Entry {
-            key: Key::Dynamic(key),
-            value,
+        $( $crate::manifest!(@map $p; $($rest)*); )?
+    };
+    (@map $p:ident; ($key:expr) : $value:tt $(, $($rest:tt)*)?) => {
+        $p.push($crate::objects::tree::MapPart::Entry {
+            key: $crate::objects::tree::Key::Static(::std::string::String::from($key)),
+            value: $crate::manifest!(@value $value),
             when: None,
         });
-        self
-    }
-
-    /// Adds a leaf `key: <value at path>` present only when that value is truthy.
-    pub fn value_if_set(self, key: &str, path: &ValuePath) -> Self {
-        self.entry_when(key, Node::value(path), Expr::Ref(path.clone()))
-    }
-
-    /// Adds every entry of a values map.
-    pub fn entries_of(mut self, path: &ValuePath) -> Self {
-        self.parts.push(MapPart::EntriesOf(path.clone()));
-        self
-    }
-
-    /// The finished mapping.
-    pub fn build(self) -> Node {
-        Node::Map(self.parts)
-    }
+        $( $crate::manifest!(@map $p; $($rest)*); )?
+    };
+    (@list $p:ident; ) => {};
+    (@list $p:ident; .. ($spread:expr) $(, $($rest:tt)*)?) => {
+        $p.extend($crate::objects::tree::IntoListParts::into_list_parts($spread));
+        $( $crate::manifest!(@list $p; $($rest)*); )?
+    };
+    (@list $p:ident; $value:tt if ($cond:expr) $(, $($rest:tt)*)?) => {
+        $p.push($crate::objects::tree::ListPart::Item {
+            value: $crate::manifest!(@value $value),
+            when: Some($cond),
+        });
+        $( $crate::manifest!(@list $p; $($rest)*); )?
+    };
+    (@list $p:ident; $value:tt $(, $($rest:tt)*)?) => {
+        $p.push($crate::objects::tree::ListPart::Item {
+            value: $crate::manifest!(@value $value),
+            when: None,
+        });
+        $( $crate::manifest!(@list $p; $($rest)*); )?
+    };
+    (@value { $($body:tt)* }) => { $crate::manifest!({ $($body)* }) };
+    (@value [ $($body:tt)* ]) => { $crate::manifest!([ $($body)* ]) };
+    (@value ($e:expr)) => { $crate::objects::tree::IntoNode::into_node($e) };
+    (@value $l:literal) => { $crate::objects::tree::IntoNode::into_node($l) };
 }

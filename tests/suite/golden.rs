@@ -64,3 +64,47 @@ fn example_specs_validate_against_the_committed_spec_schema() {
         assert!(errors.is_empty(), "{name}: {errors:?}");
     }
 }
+
+#[test]
+fn generated_templates_are_readable() {
+    for (name, spec_path) in examples() {
+        let spec = load_spec(&std::fs::read_to_string(&spec_path).unwrap(), &name).unwrap();
+        let files = generate_outputs(&spec).unwrap().files;
+        let templates: Vec<(&String, &String)> = files
+            .iter()
+            .filter(|(path, _)| path.starts_with("chart/templates/"))
+            .collect();
+        assert!(
+            templates.len() > 10,
+            "{name}: {} templates",
+            templates.len()
+        );
+        for (path, text) in &templates {
+            for (n, line) in text.lines().enumerate() {
+                assert!(
+                    line.chars().count() <= shipshape::backends::wrap::MAX_LINE,
+                    "{name}/{path}:{}: {} characters",
+                    n + 1,
+                    line.chars().count()
+                );
+                assert!(
+                    !line.trim_start().starts_with("kind: \""),
+                    "{name}/{path}:{}: static text is quoted: {line}",
+                    n + 1
+                );
+            }
+        }
+        let helpers = &files["chart/templates/_helpers.tpl"];
+        let chart = &spec.chart.name;
+        for template in ["labels", "selectorLabels", "config"] {
+            let define = format!("{{{{- define \"{chart}.{template}\" -}}}}");
+            assert!(helpers.contains(&define), "{name}: no {define}");
+            let include = format!("include \"{chart}.{template}\" $");
+            let uses = templates
+                .iter()
+                .filter(|(_, t)| t.contains(&include))
+                .count();
+            assert!(uses >= 2, "{name}: {include} used {uses} times");
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! Template lines a reviewer can read: a Go template action longer than the line
+//! limit is broken across lines at its arguments, Lisp style. Go templates (Go 1.16
+//! and later, so every Helm 3 and Helm 4) allow newlines inside an action, and
+//! whitespace between arguments prints nothing, so the rendered output is unchanged.
+
+/// No template line is longer than this many characters.
+pub const MAX_LINE: usize = 200;
+
+/// Lines are broken to fit this width where the tokens allow.
+const TARGET: usize = 100;
+
+/// One term of an action: a word (identifier, reference, literal, `|`) or a
+/// parenthesised call.
+#[derive(Debug, Clone, PartialEq)]
+enum Term {
+    Word(String),
+    Call(Vec<Term>),
+}
+
+impl Term {
+    fn flat(&self) -> String {
+        match self {
+            Term::Word(w) => w.clone(),
+            Term::Call(terms) => format!("({})", flat_terms(terms)),
+        }
+    }
+}
+
+fn flat_terms(terms: &[Term]) -> String {
+    terms.iter().map(Term::flat).collect::<Vec<_>>().join(" ")
+}
+
+/// Splits an action's pipeline into terms; `None` if it does not tokenize (then the
+/// line is left as it is).
+fn parse_terms(text: &str) -> Option<Vec<Term>> {
+    let mut stack: Vec<Vec<Term>> = vec![Vec::new()];
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            c if c.is_whitespace() => i += 1,
+            '(' => {
+                stack.push(Vec::new());
+                i += 1;
+            }
+            ')' => {
+                let call = stack.pop()?;
+                stack.last_mut()?.push(Term::Call(call));
+                i += 1;
+            }
+            '"' | '`' | '\'' => {
+                let start = i;
+                i += 1;
+                while i < chars.len() && chars[i] != c {
+                    if chars[i] == '\\' && c != '`' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if i >= chars.len() {
+                    return None;
+                }
+                i += 1;
+                let word: String = chars[start..i].iter().collect();
+                stack.last_mut()?.push(Term::Word(word));
+            }
+            _ => {
+                let start = i;
+                while i < chars.len()
+                    && !chars[i].is_whitespace()
+                    && !matches!(chars[i], '(' | ')' | '"' | '`' | '\'')
+                {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                stack.last_mut()?.push(Term::Word(word));
+            }
+        }
+    }
+    if stack.len() != 1 {
+        return None;
+    }
+    stack.pop()
+}
+
+/// Lays out the terms of an action's pipeline on one line (`if`, `toString`, `|`
+/// and the like stay together); a call too long for the line is broken inside, and
+/// a word that does not fit starts a new line.
+fn layout_terms(terms: &[Term], column: usize, indent: usize, out: &mut String) -> usize {
+    let mut col = column;
+    for (i, term) in terms.iter().enumerate() {
+        if i > 0 {
+            let word_too_long = matches!(term, Term::Word(w) if col + 1 + w.len() > TARGET);
+            if word_too_long && col > indent + 2 {
+                out.push('\n');
+                out.push_str(&" ".repeat(indent + 2));
+                col = indent + 2;
+            } else {
+                out.push(' ');
+                col += 1;
+            }
+        }
+        col = layout_term(term, col, indent, out);
+    }
+    col
+}
+
+/// Lays out one term; returns the column after it. A call that does not fit keeps
+/// its head (and a first word argument) on the line and puts every further argument
+/// on its own line, two spaces deeper than the line it started on.
+fn layout_term(term: &Term, column: usize, indent: usize, out: &mut String) -> usize {
+    let flat = term.flat();
+    let Term::Call(terms) = term else {
+        out.push_str(&flat);
+        return column + flat.len();
+    };
+    if column + flat.len() <= TARGET || terms.len() < 2 {
+        out.push_str(&flat);
+        return column + flat.len();
+    }
+    out.push('(');
+    let head = terms[0].flat();
+    out.push_str(&head);
+    let mut col = column + 1 + head.len();
+    let mut rest = &terms[1..];
+    if let Some(first @ Term::Word(word)) = rest.first() {
+        if col + 1 + word.len() <= TARGET {
+            out.push(' ');
+            col = layout_term(first, col + 1, indent, out);
+            rest = &rest[1..];
+        }
+    }
+    let inner = indent + 2;
+    for term in rest {
+        out.push('\n');
+        out.push_str(&" ".repeat(inner));
+        col = layout_term(term, inner, inner, out);
+    }
+    out.push(')');
+    col + 1
+}
+
+/// Every line of a template longer than [`MAX_LINE`] with its actions broken across
+/// lines (text outside actions is never touched).
+pub fn wrap_long_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        if body.chars().count() <= MAX_LINE {
+            out.push_str(line);
+            continue;
+        }
+        out.push_str(&wrap_line(body));
+        if line.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One long line, its actions broken.
+fn wrap_line(line: &str) -> String {
+    let indent = line.len() - line.trim_start().len();
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(open) = rest.find("{{") {
+        let (before, from) = rest.split_at(open);
+        out.push_str(before);
+        let Some(close) = action_end(from) else {
+            out.push_str(from);
+            return out;
+        };
+        let action = &from[..close + 2];
+        out.push_str(&wrap_action(action, indent, column_of(&out)));
+        rest = &from[close + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The column where the next character would go.
+fn column_of(text: &str) -> usize {
+    text.rsplit('\n').next().map_or(0, |l| l.chars().count())
+}
+
+/// The index of the `}}` closing the action at the start of `from` (string literals
+/// may hold braces).
+fn action_end(from: &str) -> Option<usize> {
+    let bytes = from.as_bytes();
+    let mut i = 2;
+    let mut quote: Option<u8> = None;
+    while i + 1 < bytes.len() {
+        match quote {
+            Some(q) => {
+                if bytes[i] == b'\\' && q != b'`' {
+                    i += 1;
+                } else if bytes[i] == q {
+                    quote = None;
+                }
+            }
+            None => {
+                if matches!(bytes[i], b'"' | b'`' | b'\'') {
+                    quote = Some(bytes[i]);
+                } else if bytes[i] == b'}' && bytes[i + 1] == b'}' {
+                    return Some(i);
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// One action `{{- ... }}`, broken at its arguments.
+fn wrap_action(action: &str, indent: usize, column: usize) -> String {
+    let open = if action.starts_with("{{- ") {
+        "{{- "
+    } else {
+        "{{ "
+    };
+    let close = if action.ends_with(" -}}") {
+        " -}}"
+    } else {
+        " }}"
+    };
+    let Some(inner) = action
+        .strip_prefix(open)
+        .and_then(|a| a.strip_suffix(close))
+    else {
+        return action.to_string();
+    };
+    if inner.starts_with("/*") {
+        return action.to_string();
+    }
+    let Some(terms) = parse_terms(inner) else {
+        return action.to_string();
+    };
+    let mut out = String::from(open);
+    layout_terms(&terms, column + open.len(), indent + 2, &mut out);
+    out.push_str(close);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_lines_are_left_alone() {
+        let text = "a: {{ $.Values.x | toJson }}\n";
+        assert_eq!(wrap_long_lines(text), text);
+    }
+
+    #[test]
+    fn a_long_action_breaks_at_its_arguments_and_keeps_its_tokens() {
+        let args: Vec<String> = (0..30).map(|i| format!("$.Values.item{i}")).collect();
+        let line = format!(
+            "    x: {{{{ toString (int (add {} (mul 2 \"a ) }}}}}} b\"))) | toJson }}}}",
+            args.join(" ")
+        );
+        assert!(line.len() > MAX_LINE);
+        let wrapped = wrap_long_lines(&format!("{line}\n"));
+        assert!(wrapped.lines().count() > 1, "{wrapped}");
+        for l in wrapped.lines() {
+            assert!(l.len() <= MAX_LINE, "{l}");
+        }
+        let tokens = |s: &str| {
+            s.replace('(', " ( ")
+                .replace(')', " ) ")
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(tokens(&wrapped), tokens(&line));
+        assert!(
+            wrapped.starts_with("    x: {{ toString (int\n"),
+            "{wrapped}"
+        );
+    }
+
+    #[test]
+    fn text_outside_actions_and_unbalanced_actions_are_kept() {
+        let long = "y".repeat(250);
+        assert_eq!(wrap_long_lines(&long), long);
+        let broken = format!("{{{{ ({} }}}}", "z ".repeat(120));
+        assert_eq!(wrap_long_lines(&broken), broken);
+    }
+}

@@ -1,0 +1,491 @@
+//! The rules `values.schema.json` holds beyond the types: one `if`/`then` per guard
+//! that draft-07 can say, over the whole values tree (workload flags, shared stores,
+//! the job partition, the structure the spec fixes).
+
+use crate::contract::schema::plan_contracts;
+use crate::spec::{Spec, WorkloadClass};
+use serde_json::{json, Map, Value};
+
+/// A rule on the whole values tree, generated for the spec's workloads and stores.
+pub struct RootRule {
+    /// The guard's rule id.
+    pub rule: &'static str,
+    /// The values path it concerns.
+    pub path: String,
+    /// What it refuses, for the README.
+    pub description: String,
+    /// The draft-07 schema, with the description in it.
+    pub schema: Value,
+}
+
+/// The pattern of an argument that sets a worker count or a managed variable anywhere
+/// in it: a word `--workers`, `--workers=N` (or an abbreviation down to `--wo`), `-w`,
+/// `-wN`, or `NAME=` for a managed variable. [`crate::guards::sets_workers`] and
+/// [`crate::guards::sets_managed_variable`] are the same rule in Rust.
+pub fn managed_args_pattern(managed: &[String]) -> String {
+    let sep = "[\\t\\n\\f\\r '\"`;&|()]";
+    let mut words = vec![
+        format!(
+            "--wo(r(k(e(rs?)?)?)?)?([={sep_inner}]|$)",
+            sep_inner = &sep[1..sep.len() - 1]
+        ),
+        format!("-w[0-9]*({sep}|$)"),
+    ];
+    for name in managed {
+        words.push(format!("{}=", regex_escape(name)));
+    }
+    format!("(^|{sep})({})", words.join("|"))
+}
+
+fn regex_escape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `replicas.shared-stores`, `pool.single-leader`, `env.managed` and
+/// `postgres.pooler-mode` where
+/// draft-07 can say them.
+pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
+    let mut rules = Vec::new();
+    let fatal: Vec<&String> = spec
+        .stores
+        .iter()
+        .filter(|(_, s)| s.class == crate::model::StoreClass::Shared && s.fatal)
+        .map(|(n, _)| n)
+        .collect();
+    for (name, workload) in spec.workloads.all() {
+        let class = workload.class();
+        if class == WorkloadClass::Migrate {
+            continue;
+        }
+        let mut multi = vec![
+            json!({"required": ["replicaCount"], "properties": {"replicaCount": {"minimum": 2}}}),
+        ];
+        if class == WorkloadClass::Api {
+            for key in ["autoscaling", "keda"] {
+                multi.push(json!({"required": [key], "properties": {key: {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}));
+            }
+        }
+        if !fatal.is_empty() {
+            let stores: Map<String, Value> = fatal
+                .iter()
+                .map(|s| {
+                    (
+                        s.to_string(),
+                        json!({"properties": {"backend": {"const": "redis"}}}),
+                    )
+                })
+                .collect();
+            let description = format!(
+                "replicas.shared-stores: `workloads.{name}` can run more than one pod (replicaCount >= 2{}), so every shared store must be `redis`",
+                if class == WorkloadClass::Api { " or an autoscaler on" } else { "" }
+            );
+            rules.push(RootRule {
+                rule: "replicas.shared-stores",
+                path: format!("workloads.{name}"),
+                description: description.clone(),
+                schema: json!({
+                    "description": description,
+                    "if": {"required": ["workloads"], "properties": {"workloads": {"required": [name], "properties": {name: {
+                        "required": ["enabled"], "properties": {"enabled": {"const": true}}, "anyOf": multi
+                    }}}}},
+                    "then": {"properties": {"stores": {"properties": stores}}}
+                }),
+            });
+        }
+        if class == WorkloadClass::Pool {
+            let description = format!("pool.single-leader: `workloads.{name}` with replicaCount >= 2 needs `leaderElection` or `claiming`");
+            rules.push(RootRule {
+                rule: "pool.single-leader",
+                path: format!("workloads.{name}"),
+                description: description.clone(),
+                schema: json!({
+                    "description": description,
+                    "if": {"required": ["workloads"], "properties": {"workloads": {"required": [name], "properties": {name: {
+                        "required": ["replicaCount"], "properties": {"replicaCount": {"minimum": 2}}
+                    }}}}},
+                    "then": {"properties": {"workloads": {"properties": {name: {"anyOf": [
+                        {"properties": {"leaderElection": {"const": true}}},
+                        {"properties": {"claiming": {"const": true}}}
+                    ]}}}}}
+                }),
+            });
+        }
+    }
+    let defaults = crate::values::default_values(spec);
+    for (name, _) in spec.workloads.all() {
+        let managed = crate::guards::managed_env_names(&defaults, name);
+        if !managed.is_empty() {
+            let description = format!(
+                "env.managed: `workloads.{name}.env` may not set a variable the chart manages ({})",
+                managed.join(", ")
+            );
+            rules.push(RootRule {
+                rule: "env.managed",
+                path: format!("workloads.{name}.env"),
+                description: description.clone(),
+                schema: json!({"properties": {"workloads": {"properties": {name: {"properties": {"env": {"items": {"properties": {"name": {
+                    "description": description, "not": {"enum": managed}
+                }}}}}}}}}}),
+            });
+        }
+        let description = format!(
+            "env.managed: `workloads.{name}.args` and `command` may not set a worker count (`--workers`, `-w`, also inside a shell string) or a variable the chart manages (`NAME=`); use `processesPerPod`"
+        );
+        let pattern = managed_args_pattern(&managed);
+        let no_workers =
+            json!({"description": description, "not": {"type": "string", "pattern": pattern}});
+        rules.push(RootRule {
+            rule: "env.managed",
+            path: format!("workloads.{name}.args"),
+            description: description.clone(),
+            schema: json!({"properties": {"workloads": {"properties": {name: {"properties": {
+                "args": {"items": no_workers.clone()},
+                "command": {"items": no_workers}
+            }}}}}}),
+        });
+    }
+    if let Some(settings) = &spec.startup_settings {
+        let section = &settings.section;
+        let description = format!(
+            "env.managed: `config.{section}` is written by the chart from `startupSettings` and the allocations"
+        );
+        rules.push(RootRule {
+            rule: "env.managed",
+            path: "config".into(),
+            description: description.clone(),
+            schema: json!({"properties": {"config": {"description": description, "not": {"required": [section]}}}}),
+        });
+    }
+    let description = "postgres.pooler-mode: with `postgresPooler.enabled`, `poolMode` must be `session` (transaction pooling runs queries in the wrong tenant's schema)".to_string();
+    rules.push(RootRule {
+        rule: "postgres.pooler-mode",
+        path: "postgresPooler".into(),
+        description: description.clone(),
+        schema: json!({
+            "description": description,
+            "if": {"required": ["postgresPooler"], "properties": {"postgresPooler": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}},
+            "then": {"properties": {"postgresPooler": {"properties": {"poolMode": {"const": "session"}}}}}
+        }),
+    });
+    rules.extend(contract_rules(spec));
+    rules
+}
+
+fn rule(rule: &'static str, path: &str, description: String, mut schema: Value) -> RootRule {
+    if let Value::Object(m) = &mut schema {
+        m.insert("description".into(), Value::String(description.clone()));
+    }
+    RootRule {
+        rule,
+        path: path.to_string(),
+        description,
+        schema,
+    }
+}
+
+/// `{"workloads": {"properties": {name: schema}}}` as a root schema.
+fn on_workload(name: &str, schema: Value) -> Value {
+    json!({"properties": {"workloads": {"properties": {name: schema}}}})
+}
+
+/// The install-time rules added for invariant 7: the capacity plans, the structure
+/// values that must not change, and the cross-field rules draft-07 can say.
+fn contract_rules(spec: &Spec) -> Vec<RootRule> {
+    let mut rules = Vec::new();
+    let plans = plan_contracts(spec);
+
+    // One `if`/`then` per checked plan.
+    for plan in &plans {
+        let name = &plan.name;
+        rules.push(rule(
+            "capacity.plan",
+            crate::values::presets::PLAN_KEY,
+            format!("capacity.plan: with `capacityPlan: {name}` the values stay within the bounds plan `{name}` was checked with (chart README); to go beyond them add a preset to `shipshape.yaml` and regenerate"),
+            json!({
+                "if": {"properties": {crate::values::presets::PLAN_KEY: {"const": name}}},
+                "then": plan.schema
+            }),
+        ));
+    }
+
+    // minReplicas <= maxReplicas, enumerated over the largest maxReplicas a plan allows.
+    let largest = crate::contract::plans::largest_max_replicas(&plans);
+    for name in spec.workloads.api.keys() {
+        for key in ["autoscaling", "keda"] {
+            let description = format!("autoscaling.one-autoscaler: `workloads.{name}.{key}.minReplicas` must not exceed `maxReplicas`");
+            let members: Vec<Value> = (1..=largest)
+                .map(|k| {
+                    json!({
+                        "description": description,
+                        "if": {"properties": {key: {"properties": {"enabled": {"const": true}, "maxReplicas": {"maximum": k}}}}},
+                        "then": {"properties": {key: {"properties": {"minReplicas": {"maximum": k}}}}}
+                    })
+                })
+                .collect();
+            if !members.is_empty() {
+                rules.push(rule(
+                    "autoscaling.one-autoscaler",
+                    &format!("workloads.{name}.{key}"),
+                    description.clone(),
+                    on_workload(name, json!({"allOf": members})),
+                ));
+            }
+        }
+    }
+
+    // Rolling updates: maxSurge and maxUnavailable never both 0; a PodDisruptionBudget
+    // that allows 0 unavailable blocks every node drain.
+    let zero = json!({"anyOf": [{"const": 0}, {"const": "0%"}]});
+    for (name, workload) in spec.workloads.all() {
+        let class = workload.class();
+        if class == WorkloadClass::Migrate {
+            continue;
+        }
+        rules.push(rule(
+            "rollout.strategy",
+            &format!("workloads.{name}.rollingUpdate"),
+            format!("rollout.strategy: `workloads.{name}.rollingUpdate.maxSurge` and `maxUnavailable` are not both 0 (Kubernetes refuses it)"),
+            on_workload(name, json!({"properties": {"rollingUpdate": {"not": {
+                "required": ["maxSurge", "maxUnavailable"],
+                "properties": {"maxSurge": zero, "maxUnavailable": zero}
+            }}}})),
+        ));
+        if class == WorkloadClass::Api {
+            rules.push(rule(
+                "rollout.drain",
+                &format!("workloads.{name}.podDisruptionBudget"),
+                format!("rollout.drain: an enabled `workloads.{name}.podDisruptionBudget` allows at least one unavailable pod, or it blocks every node drain"),
+                on_workload(name, json!({"properties": {"podDisruptionBudget": {
+                    "if": {"properties": {"enabled": {"const": true}}},
+                    "then": {"properties": {"maxUnavailable": {"not": zero}}}
+                }}})),
+            ));
+        }
+    }
+
+    // Shared stores on Redis need its URL.
+    if !spec.shared_stores().is_empty() {
+        rules.push(rule(
+            "replicas.shared-stores",
+            "storeRedis.url",
+            "replicas.shared-stores: when a shared store is on `redis`, `storeRedis.url` is set".into(),
+            json!({
+                "if": {"properties": {"stores": {"not": {"additionalProperties": {"properties": {"backend": {"const": "memory"}}}}}}},
+                "then": {"properties": {"storeRedis": {"properties": {"url": {"minLength": 1}}}}}
+            }),
+        ));
+    }
+
+    // Every scheduled job in exactly one workload: the job registry is fixed, so only
+    // which of the api and jobs workloads run can break the partition.
+    rules.extend(partition_rules(spec));
+
+    // Another workload's stated allocations take the `sizesFrom` workload's size.
+    if let Some(settings) = &spec.startup_settings {
+        let defaults = crate::values::default_values(spec);
+        let from = settings.sizes_from.as_str();
+        for (dependency, alloc, _) in crate::capacity::allocations::stated_allocations(spec) {
+            for (name, _) in spec.workloads.all() {
+                let Some(entry) = defaults
+                    .get("workloads")
+                    .and_then(|w| w.get(name))
+                    .and_then(|w| w.get(dependency))
+                    .and_then(|d| d.get(&alloc))
+                else {
+                    continue;
+                };
+                if name == from {
+                    continue;
+                }
+                rules.push(rule(
+                    "settings.one-value",
+                    &format!("workloads.{name}.{dependency}.{alloc}"),
+                    format!("settings.one-value: `workloads.{name}.{dependency}.{alloc}` is taken from `workloads.{from}.{dependency}.{alloc}` (the configuration file states one value for every process); change that one"),
+                    on_workload(name, json!({"properties": {dependency: {"properties": {alloc.as_str(): {"const": entry}}}}})),
+                ));
+            }
+        }
+    }
+
+    // A critical Redis server never evicts.
+    for (server, s) in &spec.dependency_capacity.redis.servers {
+        if s.role == Some(crate::model::RedisRole::Critical) {
+            rules.push(rule(
+                "redis.eviction",
+                &format!("dependencyCapacity.redis.servers.{server}.maxmemoryPolicy"),
+                format!("redis.eviction: the critical Redis server `{server}` is declared `noeviction` (it holds sessions, admission and coordination state)"),
+                json!({"properties": {"dependencyCapacity": {"properties": {"redis": {"properties": {"servers": {"properties": {server.as_str(): {"properties": {"maxmemoryPolicy": {"const": "noeviction"}}}}}}}}}}}),
+            ));
+        }
+    }
+
+    // Structure values: fixed by the spec.
+    rules.push(rule(
+        "spec.structure",
+        "",
+        "spec.structure: the job registry, pools, variable names, allocation structure, Redis server roles and eviction policies and the settings keys are fixed by `shipshape.yaml`; change them there and regenerate".into(),
+        structure_schema(spec),
+    ));
+    rules
+}
+
+fn partition_rules(spec: &Spec) -> Vec<RootRule> {
+    let scheduling = &spec.scheduling;
+    if scheduling.jobs.is_empty() {
+        return Vec::new();
+    }
+    let pools: Vec<crate::guards::partition::Pool> = scheduling
+        .pools
+        .iter()
+        .map(|(name, p)| crate::guards::partition::Pool {
+            name: name.clone(),
+            jobs: p.jobs.clone(),
+            allowed: p.allowed.clone(),
+        })
+        .collect();
+    let api: Vec<&String> = spec.workloads.api.keys().collect();
+    let jobs: Vec<&String> = spec.workloads.jobs.keys().collect();
+    let class_is = |names: &[&String], on: bool| -> Option<Value> {
+        let each: Vec<Value> = names
+            .iter()
+            .map(|n| json!({"properties": {"workloads": {"properties": {n.as_str(): {"properties": {"enabled": {"const": true}}}}}}}))
+            .collect();
+        match (on, each.is_empty()) {
+            (true, true) => None,
+            (false, true) => Some(json!({})),
+            (true, false) => Some(json!({"anyOf": each})),
+            (false, false) => Some(json!({"not": {"anyOf": each}})),
+        }
+    };
+    let mut rules = Vec::new();
+    for api_on in [true, false] {
+        for jobs_on in [true, false] {
+            let findings = crate::guards::partition::prove_partition(
+                &scheduling.jobs,
+                &pools,
+                api_on,
+                jobs_on,
+            );
+            if findings.is_empty() {
+                continue;
+            }
+            let (Some(a), Some(j)) = (class_is(&api, api_on), class_is(&jobs, jobs_on)) else {
+                continue;
+            };
+            let state = |on: bool| if on { "enabled" } else { "disabled" };
+            rules.push(rule(
+                "jobs.partition",
+                "workloads",
+                format!(
+                    "jobs.partition: with the api {} and the jobs workload {}, a scheduled job would run in no workload or in two ({})",
+                    state(api_on),
+                    state(jobs_on),
+                    findings[0].message
+                ),
+                json!({"not": {"allOf": [a, j]}}),
+            ));
+        }
+    }
+    rules
+}
+
+/// `const` for every structure value of the defaults.
+fn structure_schema(spec: &Spec) -> Value {
+    let defaults = crate::values::default_values(spec);
+    let mut tree = crate::contract::plans::SchemaTree::default();
+    let fixed = |tree: &mut crate::contract::plans::SchemaTree, path: &[&str]| {
+        let value = path.iter().try_fold(&defaults, |v, k| v.get(*k)).cloned();
+        match value {
+            Some(v) => tree.add(path, json!({"const": v})),
+            None => tree.add(path, json!({"not": {}})),
+        }
+    };
+    fixed(&mut tree, &["scheduling"]);
+    fixed(&mut tree, &["managedEnv"]);
+    for store in spec.shared_stores() {
+        fixed(&mut tree, &["stores", store, "env"]);
+    }
+    let stated: Vec<(&str, String)> = crate::capacity::allocations::stated_allocations(spec)
+        .into_iter()
+        .map(|(d, a, _)| (d, a))
+        .collect();
+    let sizes_from = spec
+        .startup_settings
+        .as_ref()
+        .map(|s| s.sizes_from.as_str());
+    for (name, workload) in spec.workloads.all() {
+        fixed(&mut tree, &["workloads", name, "processEnv"]);
+        let declared = workload.to_values();
+        for dependency in ["postgres", "redis"] {
+            let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
+                continue;
+            };
+            for (alloc, d) in allocations {
+                let path = ["workloads", name, dependency, alloc.as_str()];
+                if Some(name) != sizes_from
+                    && stated
+                        .iter()
+                        .any(|(sd, sa)| *sd == dependency && sa == alloc)
+                {
+                    // Its size is the `sizesFrom` workload's: the whole entry is fixed
+                    // (a rule of its own, `settings.one-value`).
+                    continue;
+                }
+                let keys: &[&str] = if dependency == "postgres" {
+                    &["env", "feature", "partOf", "setting"]
+                } else {
+                    &["server", "env", "setting"]
+                };
+                for key in keys {
+                    let mut p = path.to_vec();
+                    p.push(key);
+                    fixed(&mut tree, &p);
+                }
+                if d.get("sizeWithout").is_some() {
+                    let mut p = path.to_vec();
+                    p.extend(["sizeWithout", "workload"]);
+                    fixed(&mut tree, &p);
+                } else {
+                    let mut p = path.to_vec();
+                    p.push("sizeWithout");
+                    fixed(&mut tree, &p);
+                }
+            }
+        }
+    }
+    for (server, s) in &spec.dependency_capacity.redis.servers {
+        let path = ["dependencyCapacity", "redis", "servers", server.as_str()];
+        for key in ["role", "urlEnv"] {
+            let mut p = path.to_vec();
+            p.push(key);
+            fixed(&mut tree, &p);
+        }
+        let mut p = path.to_vec();
+        p.push("maxmemoryPolicy");
+        // A critical server's policy is its own rule, `redis.eviction`.
+        if s.role != Some(crate::model::RedisRole::Critical) {
+            fixed(&mut tree, &p);
+        }
+    }
+    if let Some(settings) = &spec.startup_settings {
+        for key in ["section", "sizesFrom", "cacheUrlKey"] {
+            fixed(&mut tree, &["startupSettings", key]);
+        }
+        for budget in ["foreground", "background"] {
+            for step in ["lock", "statement", "transaction"] {
+                fixed(&mut tree, &["startupSettings", budget, step, "key"]);
+            }
+        }
+        for name in settings.deadlines.keys() {
+            fixed(&mut tree, &["startupSettings", "deadlines", name, "key"]);
+        }
+    }
+    tree.build()
+}

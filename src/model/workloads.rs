@@ -1,0 +1,207 @@
+//! The five workload classes, each its own struct with the fields every pod-running
+//! workload has followed by its own.
+
+use super::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Declares a struct for one workload class: the fields every pod-running workload
+/// has, followed by the class's own fields. (`serde(flatten)` cannot be combined with
+/// `deny_unknown_fields`, which the spec needs for its "did you mean" errors.)
+macro_rules! workload_values {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$fmeta:meta])*
+                pub $field:ident : $ty:ty = $default:expr,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+        pub struct $name {
+            /// Run this workload.
+            pub enabled: bool,
+            $(
+                $(#[$fmeta])*
+                pub $field: $ty,
+            )*
+            /// Processes each pod runs (web workers). The capacity budgets multiply by it,
+            /// and the variables named in `processEnv` are set to it.
+            #[schemars(range(min = 1))]
+            pub processes_per_pod: u32,
+            /// Environment variables the chart sets to `processesPerPod` (e.g.
+            /// `WEB_CONCURRENCY`, `UVICORN_WORKERS`), so nothing else can raise it.
+            pub process_env: Vec<String>,
+            /// PostgreSQL connection allocations of each process, by name.
+            pub postgres: BTreeMap<String, PostgresAllocation>,
+            /// Redis client allocations of each process, by name.
+            pub redis: BTreeMap<String, RedisAllocation>,
+            /// Arguments passed to the image's entrypoint.
+            pub args: Vec<String>,
+            /// Overrides the image's entrypoint.
+            pub command: Vec<String>,
+            /// Extra environment variables of the container.
+            pub env: Vec<EnvVar>,
+            /// Sources of environment variables (`configMapRef`, `secretRef`). Variables in
+            /// `env` and those the chart sets win over these.
+            pub env_from: Vec<Map<String, Value>>,
+            /// CPU and memory requests and limits.
+            pub resources: Resources,
+            /// Annotations added to the pods.
+            pub pod_annotations: BTreeMap<String, String>,
+            /// Labels added to the pods (the chart's own `app.kubernetes.io/*` and
+            /// `helm.sh/chart` labels cannot be overridden).
+            #[schemars(extend("propertyNames" = {"not": {"enum": crate::model::RESERVED_LABELS}}))]
+            pub pod_labels: BTreeMap<String, String>,
+            /// Node labels the pods must match.
+            pub node_selector: BTreeMap<String, String>,
+            /// Tolerations of the pods.
+            pub tolerations: Vec<Map<String, Value>>,
+            /// Affinity rules of the pods.
+            pub affinity: Map<String, Value>,
+            /// Topology spread constraints of the pods.
+            pub topology_spread_constraints: Vec<Map<String, Value>>,
+            /// The pod's security context (defaults satisfy Pod Security "restricted").
+            pub pod_security_context: Map<String, Value>,
+            /// The container's security context (defaults satisfy Pod Security "restricted").
+            pub security_context: Map<String, Value>,
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name {
+                    enabled: true,
+                    $( $field: $default, )*
+                    processes_per_pod: 1,
+                    process_env: Vec::new(),
+                    postgres: BTreeMap::new(),
+                    redis: BTreeMap::new(),
+                    args: Vec::new(),
+                    command: Vec::new(),
+                    env: Vec::new(),
+                    env_from: Vec::new(),
+                    resources: Resources::default(),
+                    pod_annotations: BTreeMap::new(),
+                    pod_labels: BTreeMap::new(),
+                    node_selector: BTreeMap::new(),
+                    tolerations: Vec::new(),
+                    affinity: Map::new(),
+                    topology_spread_constraints: Vec::new(),
+                    pod_security_context: restricted_pod_security_context(),
+                    security_context: restricted_container_security_context(),
+                }
+            }
+        }
+    };
+}
+
+workload_values! {
+    /// The `api` class: serves HTTP and long-lived streams behind a Service.
+    pub struct ApiValues {
+        /// Pods of the Deployment.
+        #[schemars(range(min = 0))]
+        pub replica_count: u32 = 1,
+        /// The container's HTTP port (named `http`).
+        #[schemars(range(min = 1, max = 65535))]
+        pub port: u32 = 8080,
+        /// The Service in front of the pods.
+        pub service: ServiceValues = ServiceValues::default(),
+        /// Rolling-update strategy.
+        pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds a terminating pod keeps serving open streams (a `preStop` sleep) before
+        /// the process is told to stop.
+        #[schemars(range(min = 0))]
+        pub drain_seconds: u32 = 30,
+        /// Seconds the process needs to shut down once the drain window is over.
+        #[schemars(range(min = 0))]
+        pub shutdown_seconds: u32 = 30,
+        /// Seconds Kubernetes waits for a pod to stop: at least `drainSeconds` +
+        /// `shutdownSeconds`, or open streams are cut.
+        #[schemars(range(min = 0))]
+        pub termination_grace_period_seconds: u32 = 60,
+        /// A HorizontalPodAutoscaler on CPU and on requests in flight per pod.
+        pub autoscaling: Autoscaling = Autoscaling::default(),
+        /// A KEDA `ScaledObject` on requests in flight (the opt-in alternative to the HPA;
+        /// never both).
+        pub keda: KedaValues = KedaValues::default(),
+        /// Readiness probe (Kubernetes `Probe`).
+        pub readiness_probe: Map<String, Value> = http_probe("/health/readiness"),
+        /// Liveness probe (Kubernetes `Probe`).
+        pub liveness_probe: Map<String, Value> = http_probe("/health/liveness"),
+        /// PodDisruptionBudget of the api pods.
+        pub pod_disruption_budget: DisruptionBudget = DisruptionBudget::default(),
+        /// NetworkPolicy of the api pods.
+        pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
+    }
+}
+
+workload_values! {
+    /// The `jobs` class: runs every scheduled job except those of offloaded pools.
+    pub struct JobsValues {
+        /// Pods of the Deployment.
+        #[schemars(range(min = 0))]
+        pub replica_count: u32 = 1,
+        /// Rolling-update strategy.
+        pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds Kubernetes waits for a pod to stop.
+        #[schemars(range(min = 0))]
+        pub termination_grace_period_seconds: u32 = 60,
+        /// NetworkPolicy of the pods (deny all ingress).
+        pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
+    }
+}
+
+workload_values! {
+    /// The `pool` class: the same image running only the jobs of one named pool.
+    pub struct PoolValues {
+        /// Leader election among the pool's pods: required for more than one replica
+        /// unless `claiming` is on.
+        pub leader_election: bool = false,
+        /// Per-job claiming (`FOR UPDATE SKIP LOCKED` with a lease): replicas share the
+        /// work instead of failing over.
+        pub claiming: bool = false,
+        /// Pods of the Deployment.
+        #[schemars(range(min = 0))]
+        pub replica_count: u32 = 1,
+        /// Rolling-update strategy.
+        pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds Kubernetes waits for a pod to stop.
+        #[schemars(range(min = 0))]
+        pub termination_grace_period_seconds: u32 = 60,
+        /// NetworkPolicy of the pods (deny all ingress).
+        pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
+    }
+}
+
+workload_values! {
+    /// The `worker` class: queue, workflow (Temporal) or batch workers.
+    pub struct WorkerValues {
+        /// Pods of the Deployment.
+        #[schemars(range(min = 0))]
+        pub replica_count: u32 = 1,
+        /// Rolling-update strategy.
+        pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds Kubernetes waits for a pod to stop.
+        #[schemars(range(min = 0))]
+        pub termination_grace_period_seconds: u32 = 60,
+        /// NetworkPolicy of the pods (deny all ingress).
+        pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
+    }
+}
+
+workload_values! {
+    /// The `migrate` class: a Job run as a Helm hook before install and upgrade.
+    pub struct MigrateValues {
+        /// Retries of the Job before it is marked failed.
+        #[schemars(range(min = 0))]
+        pub backoff_limit: u32 = 1,
+        /// Seconds the Job may run before it is stopped.
+        #[schemars(range(min = 1))]
+        pub active_deadline_seconds: u32 = 600,
+    }
+}

@@ -1,0 +1,111 @@
+//! The application's configuration file: the release's ConfigMap, and a copy for a
+//! pre-install hook Job (hooks run before the release's own objects exist).
+
+use crate::capacity::allocations::{effective_postgres_size, stated_allocations};
+use crate::expr::{lit, val, Expr, ValuePath};
+use crate::manifest;
+use crate::objects::common::{config_map_name, hook_annotations, metadata, template_name};
+use crate::objects::tree::{dynamic_entry, Document, Node};
+use crate::objects::Workload;
+use crate::spec::Spec;
+
+/// The application's configuration as JSON text, the named template
+/// `<chart>.config`: `config`, with the startup settings section written from typed
+/// values (timeouts, and the allocation sizes the capacity report counts) when the
+/// spec declares one. Its checksum rolls the pods that read it.
+pub fn config_text(spec: &Spec) -> Expr {
+    Expr::Named(
+        template_name(spec, "config"),
+        Box::new(Expr::JsonText(Box::new(config_content(spec)))),
+    )
+}
+
+/// The `checksum/config` annotation's value.
+pub fn config_checksum(spec: &Spec) -> Expr {
+    Expr::Sha256(Box::new(config_text(spec)))
+}
+
+fn config_content(spec: &Spec) -> Expr {
+    let config = val(&ValuePath::new(["config"]));
+    let Some(settings) = &spec.startup_settings else {
+        return config;
+    };
+    let base = ValuePath::new(["startupSettings"]);
+    let mut pairs: Vec<(Expr, Expr)> = Vec::new();
+    for budget in ["foreground", "background"] {
+        for step in ["lock", "statement", "transaction"] {
+            let t = base.child(budget).child(step);
+            pairs.push((val(&t.child("key")), val(&t.child("seconds"))));
+        }
+    }
+    for name in settings.deadlines.keys() {
+        let t = base.child("deadlines").child(name);
+        pairs.push((val(&t.child("key")), val(&t.child("seconds"))));
+    }
+    for (dependency, alloc, declared) in stated_allocations(spec) {
+        let a = ValuePath::new(["workloads", &settings.sizes_from, dependency, &alloc]);
+        let size = if dependency == "postgres" {
+            effective_postgres_size(&settings.sizes_from, &alloc, &declared)
+        } else {
+            val(&a.child("size"))
+        };
+        pairs.push((val(&a.child("setting")), size));
+    }
+    if !settings.cache_url_key.is_empty() {
+        if let Some((server, _)) = spec
+            .dependency_capacity
+            .redis
+            .servers
+            .iter()
+            .find(|(_, s)| s.url_secret.is_some())
+        {
+            let env = ValuePath::new(["dependencyCapacity", "redis", "servers", server, "urlEnv"]);
+            pairs.push((
+                val(&base.child("cacheUrlKey")),
+                Expr::Concat(vec![lit("os.environ/"), val(&env)]),
+            ));
+        }
+    }
+    Expr::WithKey(
+        Box::new(config),
+        Box::new(val(&base.child("section"))),
+        Box::new(Expr::Dict(pairs)),
+    )
+}
+
+/// The configuration file, under `configFile.name`.
+fn config_data(spec: &Spec) -> Node {
+    let file_name = val(&ValuePath::new(["configFile", "name"]));
+    manifest!({ ..(dynamic_entry(file_name, config_text(spec))) })
+}
+
+pub fn config_map(spec: &Spec) -> Document {
+    Document {
+        file: "configmap.yaml".into(),
+        when: None,
+        root: manifest!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": (metadata(spec, config_map_name(spec), None, vec![])),
+            "data": (config_data(spec)),
+        }),
+    }
+}
+
+/// A copy of the configuration for a hook Job: hooks run before the release's own
+/// ConfigMap exists on first install.
+pub fn hook_config_map(w: &Workload<'_>) -> Document {
+    let annotations = manifest!(entries {
+        "annotations": (hook_annotations("-10", "before-hook-creation")),
+    });
+    Document {
+        file: format!("{}-configmap.yaml", w.name),
+        when: Some(w.enabled()),
+        root: manifest!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": (metadata(w.spec, w.object_name(), Some(w.name), annotations)),
+            "data": (config_data(w.spec)),
+        }),
+    }
+}

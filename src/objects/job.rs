@@ -1,0 +1,28 @@
+//! The migrate workload's Job: a `pre-install,pre-upgrade` hook that runs before the
+//! new pods roll, deleted once it succeeded.
+
+use crate::manifest;
+use crate::objects::common::{hook_annotations, metadata};
+use crate::objects::pod::pod_template;
+use crate::objects::tree::Document;
+use crate::objects::Workload;
+
+pub fn migrate_job(w: &Workload<'_>) -> Document {
+    let annotations = manifest!(entries {
+        "annotations": (hook_annotations("-5", "before-hook-creation,hook-succeeded")),
+    });
+    Document {
+        file: format!("{}-job.yaml", w.name),
+        when: Some(w.enabled()),
+        root: manifest!({
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": (metadata(w.spec, w.object_name(), Some(w.name), annotations)),
+            "spec": {
+                "backoffLimit": (w.value("backoffLimit")),
+                "activeDeadlineSeconds": (w.value("activeDeadlineSeconds")),
+                "template": (pod_template(w)),
+            },
+        }),
+    }
+}

@@ -1,0 +1,110 @@
+//! The pod template every workload class shares (Deployment and Job), and its one
+//! container, with the class's own parts (the api's port, probes and drain).
+
+use crate::expr::{lit, val, CmpOp, Expr, ValuePath};
+use crate::manifest;
+use crate::objects::common::{config_map_name, image, service_account_name, standard_labels};
+use crate::objects::config_map::config_checksum;
+use crate::objects::env::{env_conditions, managed_and_user_env};
+use crate::objects::tree::{entries_of, if_set, Node};
+use crate::objects::Workload;
+use crate::spec::WorkloadClass;
+
+/// The pod template: labels, the config checksum, the pod spec.
+pub fn pod_template(w: &Workload<'_>) -> Node {
+    let migrate = w.class == WorkloadClass::Migrate;
+    let account = if migrate {
+        // Hooks run before the release's ServiceAccount exists on first install.
+        manifest!(entries { "restartPolicy": "Never" })
+    } else {
+        manifest!(entries { "serviceAccountName": (service_account_name()) })
+    };
+    let grace = if migrate {
+        vec![]
+    } else {
+        manifest!(entries {
+            "terminationGracePeriodSeconds": (w.value("terminationGracePeriodSeconds")),
+        })
+    };
+    // A hook Job reads its own copy of the configuration.
+    let config_source = if migrate {
+        w.object_name()
+    } else {
+        config_map_name(w.spec)
+    };
+    manifest!({
+        "metadata": {
+            "labels": {
+                ..(standard_labels(w.spec, Some(w.name))),
+                ..(entries_of(&w.value("podLabels"))),
+            },
+            "annotations": {
+                "checksum/config": (config_checksum(w.spec)),
+                ..(entries_of(&w.value("podAnnotations"))),
+            },
+        },
+        "spec": {
+            ..(account),
+            "automountServiceAccountToken": false,
+            ..(if_set("imagePullSecrets", &ValuePath::new(["imagePullSecrets"]))),
+            "securityContext": (w.value("podSecurityContext")),
+            ..(grace),
+            ..(if_set("nodeSelector", &w.value("nodeSelector"))),
+            ..(if_set("tolerations", &w.value("tolerations"))),
+            ..(if_set("affinity", &w.value("affinity"))),
+            ..(if_set("topologySpreadConstraints", &w.value("topologySpreadConstraints"))),
+            "containers": [(container(w))],
+            "volumes": [
+                { "name": "config", "configMap": { "name": (config_source) } },
+                { "name": "tmp", "emptyDir": {} },
+            ],
+        },
+    })
+}
+
+/// The workload's container.
+fn container(w: &Workload<'_>) -> Node {
+    let api = w.class == WorkloadClass::Api;
+    let ports = if api {
+        manifest!(entries {
+            "ports": [{ "name": "http", "containerPort": (w.value("port")), "protocol": "TCP" }],
+        })
+    } else {
+        vec![]
+    };
+    let drain = w.value("drainSeconds");
+    let probes_and_drain = if api {
+        manifest!(entries {
+            ..(if_set("readinessProbe", &w.value("readinessProbe"))),
+            ..(if_set("livenessProbe", &w.value("livenessProbe"))),
+            "lifecycle" if (val(&drain).cmp(CmpOp::Gt, lit(0))): {
+                "preStop": {
+                    "exec": { "command": ["sleep", (Expr::IntString(Box::new(val(&drain))))] },
+                },
+            },
+        })
+    } else {
+        vec![]
+    };
+    manifest!({
+        "name": (w.name),
+        "image": (image()),
+        "imagePullPolicy": (ValuePath::new(["image", "pullPolicy"])),
+        ..(if_set("command", &w.value("command"))),
+        ..(if_set("args", &w.value("args"))),
+        ..(ports),
+        "env" if (Expr::Or(env_conditions(w))): (managed_and_user_env(w)),
+        ..(if_set("envFrom", &w.value("envFrom"))),
+        "resources": (w.value("resources")),
+        "securityContext": (w.value("securityContext")),
+        ..(probes_and_drain),
+        "volumeMounts": [
+            {
+                "name": "config",
+                "mountPath": (ValuePath::new(["configFile", "mountPath"])),
+                "readOnly": true,
+            },
+            { "name": "tmp", "mountPath": "/tmp" },
+        ],
+    })
+}

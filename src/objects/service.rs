@@ -1,0 +1,34 @@
+//! The api's Service: its `http` port, selecting the api's pods only.
+
+use crate::expr::val;
+use crate::manifest;
+use crate::objects::common::{metadata, selector_labels};
+use crate::objects::tree::{entries_of, Document};
+use crate::objects::Workload;
+
+pub fn service(w: &Workload<'_>) -> Document {
+    let svc = w.value("service");
+    let annotations = svc.child("annotations");
+    let more = manifest!(entries {
+        "annotations" if (val(&annotations)): { ..(entries_of(&annotations)) },
+    });
+    Document {
+        file: format!("{}-service.yaml", w.name),
+        when: Some(w.enabled()),
+        root: manifest!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": (metadata(w.spec, w.object_name(), Some(w.name), more)),
+            "spec": {
+                "type": (svc.child("type")),
+                "selector": { ..(selector_labels(w.spec, Some(w.name))) },
+                "ports": [{
+                    "name": "http",
+                    "port": (svc.child("port")),
+                    "targetPort": "http",
+                    "protocol": "TCP",
+                }],
+            },
+        }),
+    }
+}
