@@ -87,11 +87,19 @@ pub fn is_hook(doc: &Document) -> bool {
     })
 }
 
-fn order_key(doc: &Document) -> (bool, usize, String) {
-    let rank = document_kind(doc)
-        .and_then(|k| INSTALL_ORDER.iter().position(|o| *o == k))
-        .unwrap_or(INSTALL_ORDER.len());
-    (is_hook(doc), rank, doc.file.clone())
+/// Helm's order: hooks last, then kinds by install order, kinds it does not know
+/// after those in alphabetical order, then template files by name.
+fn order_key(doc: &Document) -> (bool, usize, String, String) {
+    let kind = document_kind(doc).unwrap_or("");
+    match INSTALL_ORDER.iter().position(|o| *o == kind) {
+        Some(rank) => (is_hook(doc), rank, String::new(), doc.file.clone()),
+        None => (
+            is_hook(doc),
+            INSTALL_ORDER.len(),
+            kind.to_string(),
+            doc.file.clone(),
+        ),
+    }
 }
 
 /// Renders every document for the values, in Helm's order, each preceded by

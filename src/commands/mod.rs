@@ -362,12 +362,19 @@ pub fn schema() -> Result<Exit, CommandError> {
     Ok(Exit::Ok)
 }
 
-/// The KEDA `ScaledObject` schema kubeconform reads for the CRD, in its
+/// The schemas kubeconform reads for the custom kinds the chart renders (KEDA's
+/// `ScaledObject`, the Prometheus Operator's `ServiceMonitor`), in its
 /// `{{ .ResourceKind }}{{ .KindSuffix }}.json` layout.
-const CRD_SCHEMAS: &[(&str, &str)] = &[(
-    "scaledobject-keda-v1alpha1.json",
-    include_str!("../../schemas/crds/scaledobject-keda-v1alpha1.json"),
-)];
+pub const CRD_SCHEMAS: &[(&str, &str)] = &[
+    (
+        "scaledobject-keda-v1alpha1.json",
+        include_str!("../../schemas/crds/scaledobject-keda-v1alpha1.json"),
+    ),
+    (
+        "servicemonitor-monitoring-v1.json",
+        include_str!("../../schemas/crds/servicemonitor-monitoring-v1.json"),
+    ),
+];
 
 /// Options of `shipshape validate`.
 pub struct ValidateOptions {

@@ -67,6 +67,7 @@ pub fn values_schema(spec: &Spec) -> Value {
             "enum": plan_names(spec)
         },
         "replicaStrict": {"description": "Make unsafe replica findings fatal at boot.", "type": "boolean"},
+        "global": {"description": "Helm's global values, shared by the charts of an umbrella chart (this chart reads none).", "type": ["object", "null"]},
         "stores": close_map(
             json!({"description": "The shared stores: each one's backend, `memory` (one pod only) or `redis`.", "type": "object", "additionalProperties": gen.subschema_for::<crate::model::SharedStoreValues>().to_value()}),
             spec.shared_stores().iter().map(|s| s.to_string()).collect::<Vec<_>>().iter(),

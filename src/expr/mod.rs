@@ -171,6 +171,8 @@ pub enum Expr {
     Named(String, Box<Expr>),
     /// `sha256sum x` of a string.
     Sha256(Box<Expr>),
+    /// A key of the current element of a `range` (Go's `.key`).
+    ItemField(String),
 }
 
 /// An expression failed to evaluate the way Go's template engine would fail.
@@ -215,7 +217,7 @@ impl Expr {
     fn collect_paths(&self, out: &mut Vec<ValuePath>) {
         match self {
             Expr::Ref(p) => out.push(p.clone()),
-            Expr::Lit(_) | Expr::Builtin(_) | Expr::Item => {}
+            Expr::Lit(_) | Expr::Builtin(_) | Expr::Item | Expr::ItemField(_) => {}
             Expr::Not(a)
             | Expr::DnsName(a)
             | Expr::ReplacePlus(a)
@@ -316,6 +318,8 @@ impl Expr {
             }
             Expr::Named(name, _) => format!("(include {} $)", go_string(name)),
             Expr::Sha256(e) => format!("(sha256sum {})", e.to_go()),
+            Expr::ItemField(key) if is_go_identifier(key) => format!(".{key}"),
+            Expr::ItemField(key) => format!("(index . {})", go_string(key)),
         }
     }
 
@@ -525,6 +529,13 @@ impl Expr {
             Expr::Named(_, body) => {
                 Value::String(expect_string(body.evaluate(ctx)?).map_err(fail)?)
             }
+            Expr::ItemField(key) => match ctx.item {
+                Some(Value::Object(map)) => map.get(key).cloned().unwrap_or(Value::Null),
+                Some(other) => {
+                    return Err(fail(format!("field {key} of {}", to_go_json(other))));
+                }
+                None => return Err(fail("`.` outside a range".into())),
+            },
             Expr::Sha256(e) => {
                 let text = expect_string(e.evaluate(ctx)?).map_err(fail)?;
                 let digest = Sha256::digest(text.as_bytes());
@@ -541,7 +552,7 @@ impl Expr {
                 body.named_templates(out);
                 out.push((name.as_str(), body));
             }
-            Expr::Lit(_) | Expr::Ref(_) | Expr::Builtin(_) | Expr::Item => {}
+            Expr::Lit(_) | Expr::Ref(_) | Expr::Builtin(_) | Expr::Item | Expr::ItemField(_) => {}
             Expr::Not(a)
             | Expr::DnsName(a)
             | Expr::ReplacePlus(a)

@@ -295,8 +295,12 @@ pub struct Autoscaling {
     #[schemars(range(min = 1, max = 100))]
     #[serde(rename = "targetCPUUtilizationPercentage")]
     pub target_cpu_utilization_percentage: u32,
-    /// Requests in flight per pod the HPA aims at (the `http_server_requests_active_seconds_count`
-    /// Pods metric, served by a custom metrics adapter).
+    /// The Pods metric of requests in flight per pod (served by a custom metrics
+    /// adapter such as prometheus-adapter); empty: the HPA scales on CPU alone, which
+    /// needs no adapter.
+    #[schemars(regex(pattern = r"^([a-zA-Z_:][a-zA-Z0-9_:]*)?$"))]
+    pub pods_metric: String,
+    /// Requests in flight per pod the HPA aims at (the `podsMetric` target).
     pub in_flight_requests_per_pod: Quantity,
     /// More HPA metrics (`autoscaling/v2` `MetricSpec` objects), appended.
     #[serde(default)]
@@ -313,6 +317,7 @@ impl Default for Autoscaling {
             min_replicas: 2,
             max_replicas: 6,
             target_cpu_utilization_percentage: 70,
+            pods_metric: IN_FLIGHT_METRIC.to_string(),
             in_flight_requests_per_pod: Quantity::Text("20".into()),
             extra_metrics: Vec::new(),
             scale_down: ScaleDown::default(),
@@ -335,6 +340,9 @@ pub struct KedaValues {
     /// Prometheus server KEDA queries.
     #[schemars(length(min = 1))]
     pub server_address: String,
+    /// The series of requests in flight, summed over this workload's pods.
+    #[schemars(regex(pattern = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"))]
+    pub metric: String,
     /// Requests in flight per pod to aim at.
     #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?$"))]
     pub threshold: String,
@@ -350,6 +358,7 @@ impl Default for KedaValues {
             min_replicas: 2,
             max_replicas: 6,
             server_address: "http://prometheus.monitoring.svc:9090".into(),
+            metric: IN_FLIGHT_METRIC.to_string(),
             threshold: "20".into(),
             polling_interval: 30,
         }
@@ -464,5 +473,106 @@ pub(crate) fn restricted_container_security_context() -> Map<String, Value> {
     }) {
         Value::Object(m) => m,
         _ => Map::new(),
+    }
+}
+
+/// An Ingress routing host names to the api's `http` port.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct IngressValues {
+    /// Render the Ingress.
+    pub enabled: bool,
+    /// The IngressClass (empty: the cluster's default class).
+    pub class_name: String,
+    /// Annotations of the Ingress (a cert-manager issuer, controller settings).
+    pub annotations: BTreeMap<String, String>,
+    /// Host names routed to the api; each gets every path of `paths` (none: every
+    /// host name).
+    #[schemars(extend("items" = {"type": "string", "pattern": "^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}))]
+    pub hosts: Vec<String>,
+    /// Paths routed to the api.
+    pub paths: Vec<IngressPath>,
+    /// TLS: the Secrets holding certificates and the hosts each covers.
+    pub tls: Vec<IngressTls>,
+}
+
+impl Default for IngressValues {
+    fn default() -> Self {
+        IngressValues {
+            enabled: false,
+            class_name: String::new(),
+            annotations: BTreeMap::new(),
+            hosts: Vec::new(),
+            paths: vec![IngressPath {
+                path: "/".into(),
+                path_type: PathType::Prefix,
+            }],
+            tls: Vec::new(),
+        }
+    }
+}
+
+/// One path of the Ingress.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct IngressPath {
+    /// The path, starting with `/`.
+    #[schemars(regex(pattern = r"^/"))]
+    pub path: String,
+    /// How the path matches.
+    pub path_type: PathType,
+}
+
+/// Kubernetes' `pathType` of an Ingress path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum PathType {
+    Prefix,
+    Exact,
+    ImplementationSpecific,
+}
+
+/// One TLS entry of the Ingress.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct IngressTls {
+    /// The Secret (`kubernetes.io/tls`) holding the certificate.
+    #[schemars(length(min = 1))]
+    pub secret_name: String,
+    /// The hosts the certificate covers.
+    pub hosts: Vec<String>,
+}
+
+/// A Prometheus Operator ServiceMonitor scraping the api's Service.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct ServiceMonitorValues {
+    /// Render the ServiceMonitor (`monitoring.coreos.com/v1`: the cluster needs the
+    /// Prometheus Operator's CRDs).
+    pub enabled: bool,
+    /// The path the metrics are served at, on the `http` port.
+    #[schemars(regex(pattern = r"^/"))]
+    pub path: String,
+    /// Seconds-style Prometheus duration between scrapes (empty: Prometheus' global
+    /// interval).
+    #[schemars(regex(pattern = r"^(0|([0-9]+(ms|s|m|h|d|w|y))+)?$"))]
+    pub interval: String,
+    /// How long a scrape may take (empty: Prometheus' default; at most `interval`).
+    #[schemars(regex(pattern = r"^(0|([0-9]+(ms|s|m|h|d|w|y))+)?$"))]
+    pub scrape_timeout: String,
+    /// Labels of the ServiceMonitor, for the Prometheus's `serviceMonitorSelector`
+    /// (e.g. `release: prometheus`).
+    #[schemars(extend("propertyNames" = {"not": {"enum": crate::model::RESERVED_LABELS}}))]
+    pub labels: BTreeMap<String, String>,
+}
+
+impl Default for ServiceMonitorValues {
+    fn default() -> Self {
+        ServiceMonitorValues {
+            enabled: false,
+            path: "/metrics".into(),
+            interval: "30s".into(),
+            scrape_timeout: String::new(),
+            labels: BTreeMap::new(),
+        }
     }
 }

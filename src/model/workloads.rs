@@ -70,6 +70,20 @@ macro_rules! workload_values {
             pub pod_security_context: Map<String, Value>,
             /// The container's security context (defaults satisfy Pod Security "restricted").
             pub security_context: Map<String, Value>,
+            /// Startup probe (Kubernetes `Probe`): liveness and readiness wait until it
+            /// passes, so a slow bootstrap is not killed (empty: none).
+            pub startup_probe: Map<String, Value>,
+            /// The pods' PriorityClass (empty: the cluster's default).
+            pub priority_class_name: String,
+            /// More volumes of the pods (`config` and `tmp` are the chart's own).
+            #[schemars(extend("items" = {"properties": {"name": {"not": {"enum": ["config", "tmp"]}}}}))]
+            pub extra_volumes: Vec<Map<String, Value>>,
+            /// More volume mounts of the container.
+            pub extra_volume_mounts: Vec<Map<String, Value>>,
+            /// Init containers of the pods, run before the application starts.
+            pub init_containers: Vec<Map<String, Value>>,
+            /// More containers of the pods, beside the application's.
+            pub sidecars: Vec<Map<String, Value>>,
         }
 
         impl Default for $name {
@@ -94,6 +108,12 @@ macro_rules! workload_values {
                     topology_spread_constraints: Vec::new(),
                     pod_security_context: restricted_pod_security_context(),
                     security_context: restricted_container_security_context(),
+                    startup_probe: Map::new(),
+                    priority_class_name: String::new(),
+                    extra_volumes: Vec::new(),
+                    extra_volume_mounts: Vec::new(),
+                    init_containers: Vec::new(),
+                    sidecars: Vec::new(),
                 }
             }
         }
@@ -133,6 +153,10 @@ workload_values! {
         pub readiness_probe: Map<String, Value> = http_probe("/health/readiness"),
         /// Liveness probe (Kubernetes `Probe`).
         pub liveness_probe: Map<String, Value> = http_probe("/health/liveness"),
+        /// An Ingress in front of the api's Service.
+        pub ingress: IngressValues = IngressValues::default(),
+        /// A ServiceMonitor scraping the api's Service.
+        pub service_monitor: ServiceMonitorValues = ServiceMonitorValues::default(),
         /// PodDisruptionBudget of the api pods.
         pub pod_disruption_budget: DisruptionBudget = DisruptionBudget::default(),
         /// NetworkPolicy of the api pods.
@@ -173,6 +197,10 @@ workload_values! {
         /// Seconds Kubernetes waits for a pod to stop.
         #[schemars(range(min = 0))]
         pub termination_grace_period_seconds: u32 = 60,
+        /// Readiness probe (Kubernetes `Probe`; empty: none).
+        pub readiness_probe: Map<String, Value> = Map::new(),
+        /// Liveness probe (Kubernetes `Probe`; empty: none).
+        pub liveness_probe: Map<String, Value> = Map::new(),
         /// NetworkPolicy of the pods (deny all ingress).
         pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
     }
@@ -189,6 +217,10 @@ workload_values! {
         /// Seconds Kubernetes waits for a pod to stop.
         #[schemars(range(min = 0))]
         pub termination_grace_period_seconds: u32 = 60,
+        /// Readiness probe (Kubernetes `Probe`; empty: none).
+        pub readiness_probe: Map<String, Value> = Map::new(),
+        /// Liveness probe (Kubernetes `Probe`; empty: none).
+        pub liveness_probe: Map<String, Value> = Map::new(),
         /// NetworkPolicy of the pods (deny all ingress).
         pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
     }

@@ -1,9 +1,9 @@
-//! The api's HorizontalPodAutoscaler (`autoscaling/v2`): CPU and the in-flight
-//! requests per pod, plus the user's metrics, with the slow scale-in policy.
+//! The api's HorizontalPodAutoscaler (`autoscaling/v2`): CPU, the in-flight requests
+//! per pod when `podsMetric` names the series (it needs a custom metrics adapter),
+//! and the user's metrics, with the slow scale-in policy.
 
 use crate::expr::{val, Expr};
 use crate::manifest;
-use crate::model::IN_FLIGHT_METRIC;
 use crate::objects::common::{metadata, scale_down_behavior, scale_target};
 use crate::objects::tree::{items_of, Document};
 use crate::objects::Workload;
@@ -35,13 +35,13 @@ pub fn autoscaler(w: &Workload<'_>) -> Document {
                     {
                         "type": "Pods",
                         "pods": {
-                            "metric": { "name": (IN_FLIGHT_METRIC) },
+                            "metric": { "name": (hpa.child("podsMetric")) },
                             "target": {
                                 "type": "AverageValue",
                                 "averageValue": (hpa.child("inFlightRequestsPerPod")),
                             },
                         },
-                    },
+                    } if (val(&hpa.child("podsMetric"))),
                     ..(items_of(&hpa.child("extraMetrics"))),
                 ],
                 "behavior": (scale_down_behavior(w)),

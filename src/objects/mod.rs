@@ -11,7 +11,7 @@
 //! - [`service_account`], [`config_map`], [`capacity_config_map`]: the chart's own.
 //! - [`deployment`], [`job`] with [`pod`] (pod template, container) and [`env`] (the
 //!   env the chart manages): the workloads.
-//! - [`service`], [`disruption_budget`], [`network_policy`], [`autoscaler`],
+//! - [`service`], [`ingress`], [`service_monitor`], [`disruption_budget`], [`network_policy`], [`autoscaler`],
 //!   [`scaled_object`]: what a workload class adds.
 
 pub mod autoscaler;
@@ -21,12 +21,14 @@ pub mod config_map;
 pub mod deployment;
 pub mod disruption_budget;
 pub mod env;
+pub mod ingress;
 pub mod job;
 pub mod network_policy;
 pub mod pod;
 pub mod scaled_object;
 pub mod service;
 pub mod service_account;
+pub mod service_monitor;
 pub mod tree;
 
 use crate::expr::{val, Expr, ValuePath};
@@ -56,6 +58,8 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
             WorkloadClass::Api => {
                 docs.push(deployment::deployment(&w));
                 docs.push(service::service(&w));
+                docs.push(ingress::ingress(&w));
+                docs.push(service_monitor::service_monitor(&w));
                 docs.push(disruption_budget::disruption_budget(&w));
                 docs.push(network_policy::network_policy(&w));
                 docs.push(autoscaler::autoscaler(&w));

@@ -6,7 +6,7 @@ use crate::manifest;
 use crate::objects::common::{config_map_name, image, service_account_name, standard_labels};
 use crate::objects::config_map::config_checksum;
 use crate::objects::env::{env_conditions, managed_and_user_env};
-use crate::objects::tree::{entries_of, if_set, Node};
+use crate::objects::tree::{entries_of, if_set, items_of, Node};
 use crate::objects::Workload;
 use crate::spec::WorkloadClass;
 
@@ -53,10 +53,13 @@ pub fn pod_template(w: &Workload<'_>) -> Node {
             ..(if_set("tolerations", &w.value("tolerations"))),
             ..(if_set("affinity", &w.value("affinity"))),
             ..(if_set("topologySpreadConstraints", &w.value("topologySpreadConstraints"))),
-            "containers": [(container(w))],
+            ..(if_set("priorityClassName", &w.value("priorityClassName"))),
+            ..(if_set("initContainers", &w.value("initContainers"))),
+            "containers": [(container(w)), ..(items_of(&w.value("sidecars")))],
             "volumes": [
                 { "name": "config", "configMap": { "name": (config_source) } },
                 { "name": "tmp", "emptyDir": {} },
+                ..(items_of(&w.value("extraVolumes"))),
             ],
         },
     })
@@ -73,10 +76,18 @@ fn container(w: &Workload<'_>) -> Node {
         vec![]
     };
     let drain = w.value("drainSeconds");
-    let probes_and_drain = if api {
+    // Readiness and liveness probes: the api always, pool and worker when set.
+    let probes = match w.class {
+        WorkloadClass::Api | WorkloadClass::Pool | WorkloadClass::Worker => {
+            manifest!(entries {
+                ..(if_set("readinessProbe", &w.value("readinessProbe"))),
+                ..(if_set("livenessProbe", &w.value("livenessProbe"))),
+            })
+        }
+        WorkloadClass::Jobs | WorkloadClass::Migrate => vec![],
+    };
+    let drain_hook = if api {
         manifest!(entries {
-            ..(if_set("readinessProbe", &w.value("readinessProbe"))),
-            ..(if_set("livenessProbe", &w.value("livenessProbe"))),
             "lifecycle" if (val(&drain).cmp(CmpOp::Gt, lit(0))): {
                 "preStop": {
                     "exec": { "command": ["sleep", (Expr::IntString(Box::new(val(&drain))))] },
@@ -97,7 +108,9 @@ fn container(w: &Workload<'_>) -> Node {
         ..(if_set("envFrom", &w.value("envFrom"))),
         "resources": (w.value("resources")),
         "securityContext": (w.value("securityContext")),
-        ..(probes_and_drain),
+        ..(probes),
+        ..(if_set("startupProbe", &w.value("startupProbe"))),
+        ..(drain_hook),
         "volumeMounts": [
             {
                 "name": "config",
@@ -105,6 +118,7 @@ fn container(w: &Workload<'_>) -> Node {
                 "readOnly": true,
             },
             { "name": "tmp", "mountPath": "/tmp" },
+            ..(items_of(&w.value("extraVolumeMounts"))),
         ],
     })
 }

@@ -3,7 +3,6 @@
 
 use crate::expr::{lit, val, Builtin, Expr};
 use crate::manifest;
-use crate::model::IN_FLIGHT_METRIC;
 use crate::objects::common::{metadata, scale_down_behavior, scale_target};
 use crate::objects::tree::Document;
 use crate::objects::Workload;
@@ -11,7 +10,9 @@ use crate::objects::Workload;
 /// The PromQL query of the in-flight series summed over this workload's pods.
 fn in_flight_query(w: &Workload<'_>) -> Expr {
     Expr::Concat(vec![
-        lit(format!("sum({IN_FLIGHT_METRIC}{{namespace=\"")),
+        lit("sum("),
+        val(&w.value("keda").child("metric")),
+        lit("{namespace=\""),
         Expr::Builtin(Builtin::ReleaseNamespace),
         lit("\",pod=~\""),
         w.object_name(),

@@ -255,6 +255,59 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
     maybe(rng, "resources", resources);
     let tolerations = json!([{"key": hostile(rng), "operator": "Exists"}]);
     maybe(rng, "tolerations", tolerations);
+    // The chart surface no guard reads: probes, volumes, extra containers.
+    let probe = json!({"httpGet": {"path": hostile(rng), "port": "http"}, "failureThreshold": big_number(rng)});
+    maybe(rng, "startupProbe", probe);
+    let class_name = hostile(rng);
+    maybe(rng, "priorityClassName", class_name);
+    let volumes = json!([{"name": "cache", "emptyDir": {"sizeLimit": hostile(rng)}}]);
+    maybe(rng, "extraVolumes", volumes);
+    let mounts = json!([{"name": "cache", "mountPath": hostile(rng)}]);
+    maybe(rng, "extraVolumeMounts", mounts);
+    let init = json!([{"name": "init", "image": hostile(rng), "args": [hostile(rng)]}]);
+    maybe(rng, "initContainers", init);
+    let sidecars = json!([{"name": "proxy", "image": hostile(rng)}]);
+    maybe(rng, "sidecars", sidecars);
+    if matches!(class, WorkloadClass::Pool | WorkloadClass::Worker) {
+        let probe = json!({"exec": {"command": [hostile(rng)]}});
+        maybe(rng, "readinessProbe", probe);
+        let probe = json!({"tcpSocket": {"port": 8080}});
+        maybe(rng, "livenessProbe", probe);
+    }
+    if class == WorkloadClass::Api {
+        let hosts: Vec<Value> = (0..rng.below(3))
+            .map(|i| json!(format!("h{i}.example.com")))
+            .collect();
+        let paths = if rng.chance(50) {
+            json!([{"path": "/", "pathType": "Prefix"}, {"path": "/x", "pathType": "Exact"}])
+        } else {
+            json!([])
+        };
+        let ingress = json!({
+            "enabled": rng.chance(60),
+            "className": if rng.chance(50) { hostile(rng) } else { json!("") },
+            "annotations": string_map(rng, &[]),
+            "hosts": hosts,
+            "paths": paths,
+            "tls": if rng.chance(50) { json!([{"secretName": "tls", "hosts": ["h0.example.com"]}]) } else { json!([]) },
+        });
+        maybe(rng, "ingress", ingress);
+        let monitor = json!({
+            "enabled": rng.chance(60),
+            "path": *rng.pick(&["/metrics", "/x?y=<z>"]),
+            "interval": *rng.pick(&["", "15s", "1m30s"]),
+            "scrapeTimeout": *rng.pick(&["", "10s"]),
+            "labels": string_map(rng, &[]),
+        });
+        maybe(rng, "serviceMonitor", monitor);
+        let metric = *rng.pick(&[
+            "",
+            "queue_depth",
+            "http_server_requests_active_seconds_count",
+        ]);
+        maybe(rng, "autoscaling", json!({"podsMetric": metric}));
+        maybe(rng, "keda", json!({"metric": "in_flight:sum"}));
+    }
     if class != WorkloadClass::Migrate {
         let replicas = upto(rng, &plan["replicaCount"]);
         maybe(rng, "replicaCount", json!(replicas));

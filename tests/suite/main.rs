@@ -12,3 +12,4 @@ mod registry;
 mod replicas;
 mod settings;
 mod support;
+mod surface;
