@@ -118,8 +118,9 @@ enum Command {
         /// The kubeconform binary [default: `kubeconform` on PATH].
         #[arg(long)]
         kubeconform: Option<PathBuf>,
-        /// Seconds one kubeconform run may take before it is killed.
-        #[arg(long, default_value_t = 120)]
+        /// Seconds one kubeconform run may take before it and its children are killed
+        /// (1 to 86400).
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout_seconds: u64,
     },
     /// Object-aware diff of every preset's rendered objects against an output folder:
@@ -157,8 +158,8 @@ enum Command {
         /// Read the password from standard input.
         #[arg(long)]
         password_stdin: bool,
-        /// Seconds each registry request may take.
-        #[arg(long, default_value_t = 60)]
+        /// Seconds each registry request may take (1 to 86400).
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout_seconds: u64,
     },
 }
