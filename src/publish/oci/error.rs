@@ -75,8 +75,38 @@ pub enum OciError {
         /// The registry's words.
         detail: String,
     },
+    /// The connection broke during a request (reset, closed mid-answer, timed out).
+    #[error(
+        "the connection to registry `{host}` broke during `{method} {url}`: {message}; the push is incomplete, run it again"
+    )]
+    Broken {
+        /// `host[:port]` of the registry.
+        host: String,
+        /// HTTP method.
+        method: &'static str,
+        /// The URL being requested.
+        url: String,
+        /// The transport error.
+        message: String,
+    },
+    /// The registry's answer does not match what was pushed.
+    #[error(
+        "registry `{host}` did not store what was pushed: `{request}` gave {what} `{actual}`, expected `{expected}`"
+    )]
+    Mismatch {
+        /// `host[:port]` of the registry.
+        host: String,
+        /// `METHOD URL` of the request.
+        request: String,
+        /// What was compared (`digest of the blob`, `manifest read back`, ...).
+        what: String,
+        /// The local value.
+        expected: String,
+        /// The registry's value.
+        actual: String,
+    },
     /// Any other unexpected HTTP status.
-    #[error("registry `{host}` answered `{method} {url}` with status {status}: {detail}")]
+    #[error("registry `{host}` answered `{method} {url}` with status {}, expected {expected}{}", status_name(*status), said(detail))]
     UnexpectedStatus {
         /// `host[:port]` of the registry.
         host: String,
@@ -86,6 +116,8 @@ pub enum OciError {
         url: String,
         /// HTTP status.
         status: u16,
+        /// The status or statuses the protocol requires here.
+        expected: String,
         /// The registry's words (first error of the OCI error body, or the body).
         detail: String,
     },
@@ -101,4 +133,29 @@ pub enum OciError {
         /// What is wrong with the answer.
         problem: String,
     },
+}
+
+/// `201 Created`, `202 Accepted`...: how a status reads in messages.
+pub(super) fn status_name(status: u16) -> String {
+    let reason = match status {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        500 => "Internal Server Error",
+        _ => "",
+    };
+    format!("{status} {reason}").trim_end().to_string()
+}
+
+/// `: what the registry said`, or nothing when it said nothing.
+fn said(detail: &str) -> String {
+    if detail.is_empty() {
+        String::new()
+    } else {
+        format!(": {detail}")
+    }
 }

@@ -1,16 +1,25 @@
 //! The OCI distribution push protocol over HTTP(S): blobs by monolithic upload
 //! (HEAD, POST, PUT), then the manifest under the chart version tag, with Basic or
 //! Bearer-token authentication on a 401 challenge.
+//!
+//! Nothing the registry says is taken on trust. An upload and a manifest PUT must
+//! answer `201 Created`, as the distribution spec requires (a server that answers 200
+//! to everything is refused); a `Docker-Content-Digest` the registry sends must equal
+//! the digest computed here; every blob is checked with a HEAD afterwards (status,
+//! digest, size); and the manifest is read back under its tag and its bytes hashed:
+//! the push succeeds only when that digest is the local one.
 
 use std::time::Duration;
 
 use super::credentials::{basic_auth, parse_challenge};
+use super::error::status_name;
 use super::{Blob, ChartArtifact, Credentials, OciError, OciReference, MANIFEST_MEDIA_TYPE};
 
 /// What a successful push did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PushOutcome {
-    /// `sha256:<hex>` of the manifest, as the registry reported it (or computed).
+    /// `sha256:<hex>` of the manifest, as read back from the registry (equal to the
+    /// local digest, or the push fails).
     pub manifest_digest: String,
     /// `HOST/REPO:TAG`, e.g. `127.0.0.1:5000/charts/demo:0.1.0`.
     pub reference: String,
@@ -24,6 +33,7 @@ pub struct PushOutcome {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Method {
+    Get,
     Head,
     Post,
     Put,
@@ -32,6 +42,7 @@ enum Method {
 impl Method {
     fn as_str(self) -> &'static str {
         match self {
+            Method::Get => "GET",
             Method::Head => "HEAD",
             Method::Post => "POST",
             Method::Put => "PUT",
@@ -43,8 +54,15 @@ struct Reply {
     status: u16,
     location: Option<String>,
     content_digest: Option<String>,
+    content_length: Option<u64>,
     challenge: Option<String>,
-    body: String,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
 }
 
 struct Session<'a> {
@@ -107,11 +125,27 @@ pub fn push_chart(
         Some(MANIFEST_MEDIA_TYPE),
         &artifact.manifest.bytes,
     )?;
-    session.check_status(Method::Put, &url, &reply, &[200, 201])?;
-    let manifest_digest = reply
-        .content_digest
-        .filter(|d| d.starts_with("sha256:"))
-        .unwrap_or_else(|| artifact.manifest.digest.clone());
+    session.check_status(Method::Put, &url, &reply, &[201])?;
+    session.check_digest(
+        Method::Put,
+        &url,
+        &reply,
+        "the manifest",
+        &artifact.manifest.digest,
+    )?;
+    for blob in [&artifact.config, &artifact.layer] {
+        if !session.blob_exists(blob)? {
+            let url = session.blob_url(blob);
+            return Err(session.mismatch(
+                Method::Head,
+                &url,
+                "blob",
+                &blob.digest,
+                "404 Not Found",
+            ));
+        }
+    }
+    let manifest_digest = session.read_back_manifest(&url, &artifact.manifest)?;
     Ok(PushOutcome {
         manifest_digest,
         reference: format!("{}/{}:{}", reference.host, session.repository, artifact.tag),
@@ -121,11 +155,32 @@ pub fn push_chart(
 }
 
 impl Session<'_> {
+    fn blob_url(&self, blob: &Blob) -> String {
+        format!("{}/v2/{}/blobs/{}", self.base, self.repository, blob.digest)
+    }
+
+    /// Whether the registry holds `blob`: 404 no, 200 yes when the digest and size it
+    /// reports (if it does) are the blob's.
     fn blob_exists(&mut self, blob: &Blob) -> Result<bool, OciError> {
-        let url = format!("{}/v2/{}/blobs/{}", self.base, self.repository, blob.digest);
+        let url = self.blob_url(blob);
         let reply = self.send(Method::Head, &url, None, &[])?;
         self.check_status(Method::Head, &url, &reply, &[200, 404])?;
-        Ok(reply.status == 200)
+        if reply.status == 404 {
+            return Ok(false);
+        }
+        self.check_digest(Method::Head, &url, &reply, "the blob", &blob.digest)?;
+        if let Some(length) = reply.content_length {
+            if length != blob.bytes.len() as u64 {
+                return Err(self.mismatch(
+                    Method::Head,
+                    &url,
+                    "blob size",
+                    &blob.bytes.len().to_string(),
+                    &length.to_string(),
+                ));
+            }
+        }
+        Ok(true)
     }
 
     fn upload_blob(&mut self, blob: &Blob) -> Result<(), OciError> {
@@ -148,7 +203,61 @@ impl Session<'_> {
             Some("application/octet-stream"),
             &blob.bytes,
         )?;
-        self.check_status(Method::Put, &url, &reply, &[201, 204])
+        self.check_status(Method::Put, &url, &reply, &[201])?;
+        self.check_digest(Method::Put, &url, &reply, "the blob", &blob.digest)
+    }
+
+    /// Reads the manifest back under its tag and returns its digest, which must be
+    /// `manifest`'s: the bytes hashed here, and the registry's header if it sends one.
+    fn read_back_manifest(&mut self, url: &str, manifest: &Blob) -> Result<String, OciError> {
+        let reply = self.send(Method::Get, url, None, &[])?;
+        self.check_status(Method::Get, url, &reply, &[200])?;
+        let read = super::artifact::sha256_digest(&reply.body);
+        if read != manifest.digest {
+            return Err(self.mismatch(
+                Method::Get,
+                url,
+                "manifest read back",
+                &manifest.digest,
+                &read,
+            ));
+        }
+        self.check_digest(Method::Get, url, &reply, "the manifest", &manifest.digest)?;
+        Ok(read)
+    }
+
+    /// A `Docker-Content-Digest` header, if the registry sent one, must be `expected`.
+    fn check_digest(
+        &self,
+        method: Method,
+        url: &str,
+        reply: &Reply,
+        what: &str,
+        expected: &str,
+    ) -> Result<(), OciError> {
+        match &reply.content_digest {
+            Some(sent) if sent != expected => {
+                Err(self.mismatch(method, url, &format!("digest of {what}"), expected, sent))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn mismatch(
+        &self,
+        method: Method,
+        url: &str,
+        what: &str,
+        expected: &str,
+        actual: &str,
+    ) -> OciError {
+        OciError::Mismatch {
+            host: self.host.to_string(),
+            request: format!("{} {url}", method.as_str()),
+            what: what.to_string(),
+            expected: expected.to_string(),
+            actual: actual.to_string(),
+        }
     }
 
     /// Sends a request; on a 401 challenge authenticates once and retries.
@@ -184,8 +293,12 @@ impl Session<'_> {
         let same_origin = url.starts_with(&format!("{}/", self.base));
         let auth = self.authorization.as_deref().filter(|_| same_origin);
         let result = match method {
-            Method::Head => {
-                let mut rb = self.agent.head(url);
+            Method::Head | Method::Get => {
+                let mut rb = if method == Method::Head {
+                    self.agent.head(url)
+                } else {
+                    self.agent.get(url).header("Accept", MANIFEST_MEDIA_TYPE)
+                };
                 if let Some(auth) = auth {
                     rb = rb.header("Authorization", auth);
                 }
@@ -206,7 +319,7 @@ impl Session<'_> {
                 rb.send(body)
             }
         };
-        let mut response = result.map_err(|e| self.transport_error(url, e))?;
+        let mut response = result.map_err(|e| self.transport_error(method, url, e))?;
         let header = |name: &str| {
             response
                 .headers()
@@ -218,20 +331,22 @@ impl Session<'_> {
         let location = header("Location");
         let content_digest = header("Docker-Content-Digest");
         let challenge = header("WWW-Authenticate");
+        let content_length = header("Content-Length").and_then(|l| l.trim().parse().ok());
         let body = if method == Method::Head {
-            String::new()
+            Vec::new()
         } else {
             response
                 .body_mut()
                 .with_config()
                 .limit(1 << 20)
-                .read_to_string()
-                .unwrap_or_default()
+                .read_to_vec()
+                .map_err(|e| self.transport_error(method, url, e))?
         };
         Ok(Reply {
             status,
             location,
             content_digest,
+            content_length,
             challenge,
             body,
         })
@@ -288,7 +403,9 @@ impl Session<'_> {
         if let Some(creds) = self.credentials {
             rb = rb.header("Authorization", basic_auth(creds));
         }
-        let mut response = rb.call().map_err(|e| self.transport_error(&token_url, e))?;
+        let mut response = rb
+            .call()
+            .map_err(|e| self.transport_error(Method::Get, &token_url, e))?;
         let status = response.status().as_u16();
         let body = response
             .body_mut()
@@ -311,6 +428,7 @@ impl Session<'_> {
                 method: "GET",
                 url: realm,
                 status,
+                expected: "200 OK".into(),
                 detail: error_detail(&body),
             });
         }
@@ -349,7 +467,7 @@ impl Session<'_> {
             method: method.as_str(),
             url: url.to_string(),
             status: reply.status,
-            detail: self.credential_detail(&reply.body),
+            detail: self.credential_detail(&reply.text()),
         }
     }
 
@@ -363,7 +481,7 @@ impl Session<'_> {
         if ok.contains(&reply.status) {
             return Ok(());
         }
-        let detail = error_detail(&reply.body);
+        let detail = error_detail(&reply.text());
         Err(match reply.status {
             401 => self.unauthorized(method, url, reply),
             403 => OciError::Denied {
@@ -378,26 +496,43 @@ impl Session<'_> {
                 method: method.as_str(),
                 url: url.to_string(),
                 status,
+                expected: ok
+                    .iter()
+                    .map(|s| status_name(*s))
+                    .collect::<Vec<_>>()
+                    .join(" or "),
                 detail,
             },
         })
     }
 
-    fn transport_error(&self, url: &str, error: ureq::Error) -> OciError {
+    fn transport_error(&self, method: Method, url: &str, error: ureq::Error) -> OciError {
+        let refused = match &error {
+            ureq::Error::ConnectionFailed | ureq::Error::HostNotFound | ureq::Error::Tls(_) => true,
+            ureq::Error::Io(e) => matches!(
+                e.kind(),
+                std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::AddrNotAvailable
+            ),
+            _ => false,
+        };
         match error {
-            ureq::Error::ConnectionFailed
-            | ureq::Error::HostNotFound
-            | ureq::Error::Io(_)
-            | ureq::Error::Timeout(_)
-            | ureq::Error::Tls(_)
-            | ureq::Error::Protocol(_) => OciError::Unreachable {
+            _ if refused => OciError::Unreachable {
                 host: self.host.to_string(),
+                url: url.to_string(),
+                message: error.to_string(),
+            },
+            ureq::Error::Io(_)
+            | ureq::Error::Timeout(_)
+            | ureq::Error::Protocol(_)
+            | ureq::Error::BodyExceedsLimit(_) => OciError::Broken {
+                host: self.host.to_string(),
+                method: method.as_str(),
                 url: url.to_string(),
                 message: error.to_string(),
             },
             other => OciError::Protocol {
                 host: self.host.to_string(),
-                method: "HTTP",
+                method: method.as_str(),
                 url: url.to_string(),
                 problem: other.to_string(),
             },

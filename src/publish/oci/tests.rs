@@ -413,8 +413,25 @@ fn handle(
     }
     match (req.method.as_str(), repo_path) {
         ("HEAD", p) if p.starts_with("blobs/sha256:") => {
-            let found = st.blobs.contains_key(&p["blobs/".len()..]);
-            (if found { 200 } else { 404 }, vec![], vec![])
+            // The body is not sent for HEAD; it sets the Content-Length.
+            match st.blobs.get(&p["blobs/".len()..]) {
+                Some(bytes) => (
+                    200,
+                    vec![("Docker-Content-Digest".into(), p["blobs/".len()..].into())],
+                    bytes.clone(),
+                ),
+                None => (404, vec![], vec![]),
+            }
+        }
+        ("GET", p) if p.starts_with("manifests/") => {
+            match st.manifests.get(&p["manifests/".len()..]) {
+                Some(bytes) => (
+                    200,
+                    vec![("Docker-Content-Digest".into(), sha256_digest(bytes))],
+                    bytes.clone(),
+                ),
+                None => (404, vec![], vec![]),
+            }
         }
         ("POST", "blobs/uploads/") => {
             st.uploads += 1;
