@@ -138,8 +138,9 @@ fn generate_for(spec: &Spec, spec_path: &Path) -> Result<OutputFiles, CommandErr
 /// `shipshape generate`: writes the chart and the renders, atomically.
 pub fn generate(spec_path: &Path, out: &Path) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
+    let slot = output::OutputSlot::claim(out)?;
     let files = generate_for(&spec, spec_path)?;
-    let written = write_tree_atomically(out, &files)?;
+    let written = slot.write(&files)?;
     println!("wrote {} files to {}", files.len(), out.display());
     if let Some(warning) = written.warning() {
         eprintln!("{warning}");

@@ -247,65 +247,92 @@ impl Written {
 /// step (see the module documentation). A failure leaves the previous output as it
 /// was; only a folder shipshape wrote (or an empty one) is replaced.
 pub fn write_tree_atomically(out: &Path, files: &OutputFiles) -> Result<Written, CommandError> {
-    write_tree_with(out, files, |dir| fs::remove_dir_all(dir))
+    OutputSlot::claim(out)?.write(files)
 }
 
-/// [`write_tree_atomically`] with the deletion of the old tree as a parameter (tests
-/// make it fail).
-pub fn write_tree_with(
-    out: &Path,
-    files: &OutputFiles,
-    remove_old: impl Fn(&Path) -> io::Result<()>,
-) -> Result<Written, CommandError> {
-    signals::install();
-    let target = OutputTarget::resolve(out)?;
-    let _lock = OutputLock::acquire(&target)?;
-    let final_path = target.path();
-    if final_path.exists() && !owned(&final_path) {
-        return Err(CommandError::ForeignOutput {
-            path: out.display().to_string(),
-        });
+/// An output folder claimed for one run: resolved, locked, and checked to be
+/// shipshape's own. `generate` claims it before generating, so a second run is
+/// refused at once.
+pub struct OutputSlot {
+    target: OutputTarget,
+    given: PathBuf,
+    _lock: OutputLock,
+}
+
+impl OutputSlot {
+    /// Resolves `out`, takes its lock and refuses a folder shipshape did not write.
+    pub fn claim(out: &Path) -> Result<OutputSlot, CommandError> {
+        signals::install();
+        let target = OutputTarget::resolve(out)?;
+        let lock = OutputLock::acquire(&target)?;
+        let path = target.path();
+        if path.exists() && !owned(&path) {
+            return Err(CommandError::ForeignOutput {
+                path: out.display().to_string(),
+            });
+        }
+        Ok(OutputSlot {
+            target,
+            given: out.to_path_buf(),
+            _lock: lock,
+        })
     }
-    remove_stale_siblings(&target);
-    let pid = std::process::id();
-    let staging = target.sibling(&format!("new-{pid}"));
-    let retired = target.sibling(&format!("old-{pid}"));
-    let _staging_cleanup = signals::register(&staging);
-    let _retired_cleanup = signals::register(&retired);
-    fs::create_dir(&staging).map_err(write_error(&staging))?;
-    let written = (|| -> Result<(), CommandError> {
-        for (rel, text) in files {
-            let path = staging.join(rel);
-            if let Some(dir) = path.parent() {
-                fs::create_dir_all(dir).map_err(write_error(dir))?;
+
+    /// Writes `files` as the output folder and releases the lock.
+    pub fn write(self, files: &OutputFiles) -> Result<Written, CommandError> {
+        self.write_with(files, |dir| fs::remove_dir_all(dir))
+    }
+
+    /// [`OutputSlot::write`] with the deletion of the old tree as a parameter (tests
+    /// make it fail).
+    pub fn write_with(
+        self,
+        files: &OutputFiles,
+        remove_old: impl Fn(&Path) -> io::Result<()>,
+    ) -> Result<Written, CommandError> {
+        let target = &self.target;
+        let final_path = target.path();
+        remove_stale_siblings(target);
+        let pid = std::process::id();
+        let staging = target.sibling(&format!("new-{pid}"));
+        let retired = target.sibling(&format!("old-{pid}"));
+        let _staging_cleanup = signals::register(&staging);
+        let _retired_cleanup = signals::register(&retired);
+        fs::create_dir(&staging).map_err(write_error(&staging))?;
+        let written = (|| -> Result<(), CommandError> {
+            for (rel, text) in files {
+                let path = staging.join(rel);
+                if let Some(dir) = path.parent() {
+                    fs::create_dir_all(dir).map_err(write_error(dir))?;
+                }
+                fs::write(&path, text).map_err(write_error(&path))?;
             }
-            fs::write(&path, text).map_err(write_error(&path))?;
-        }
-        Ok(())
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_dir_all(&staging);
-        return Err(e);
-    }
-    let swapped = signals::critical(|| {
-        if final_path.exists() {
-            swap(&staging, &final_path, &retired)?;
-            // `staging` now holds the previous output.
-            fs::rename(&staging, &retired)?;
-            Ok(true)
-        } else {
-            fs::rename(&staging, &final_path).map(|()| false)
-        }
-    });
-    match swapped {
-        Err(e) => {
+            Ok(())
+        })();
+        if let Err(e) = written {
             let _ = fs::remove_dir_all(&staging);
-            Err(write_error(&final_path)(e))
+            return Err(e);
         }
-        Ok(false) => Ok(Written::default()),
-        Ok(true) => Ok(Written {
-            leftover: remove_old(&retired).err().map(|e| (retired.clone(), e)),
-        }),
+        let swapped = signals::critical(|| {
+            if final_path.exists() {
+                swap(&staging, &final_path, &retired)?;
+                // `staging` now holds the previous output.
+                fs::rename(&staging, &retired)?;
+                Ok(true)
+            } else {
+                fs::rename(&staging, &final_path).map(|()| false)
+            }
+        });
+        match swapped {
+            Err(e) => {
+                let _ = fs::remove_dir_all(&staging);
+                Err(write_error(&self.given)(e))
+            }
+            Ok(false) => Ok(Written::default()),
+            Ok(true) => Ok(Written {
+                leftover: remove_old(&retired).err().map(|e| (retired.clone(), e)),
+            }),
+        }
     }
 }
 
@@ -436,10 +463,12 @@ mod tests {
         let dir = scratch("leftover");
         let out = dir.join("out");
         write_tree_atomically(&out, &files("a")).unwrap();
-        let written = write_tree_with(&out, &files("b"), |_| {
-            Err(io::Error::from_raw_os_error(libc::EPERM))
-        })
-        .unwrap();
+        let written = OutputSlot::claim(&out)
+            .unwrap()
+            .write_with(&files("b"), |_| {
+                Err(io::Error::from_raw_os_error(libc::EPERM))
+            })
+            .unwrap();
         assert_eq!(
             read_tree(&out).unwrap(),
             files("b"),

@@ -150,14 +150,26 @@ pub fn push(spec_path: &Path, options: &PushOptions) -> Result<Exit, CommandErro
         options.timeout,
     )
     .map_err(|e| CommandError::Tool {
+        hint: push_hint(&e).into(),
         message: e.to_string(),
-        hint: "check the registry address, `--plain-http` and the credentials".into(),
     })?;
     println!(
         "pushed {}\ndigest: {}",
         outcome.reference, outcome.manifest_digest
     );
     Ok(Exit::Ok)
+}
+
+/// What to do about a failed push.
+fn push_hint(error: &crate::publish::oci::OciError) -> &'static str {
+    use crate::publish::oci::OciError;
+    match error {
+        OciError::Mismatch { .. } | OciError::UnexpectedStatus { .. } | OciError::Protocol { .. } => {
+            "the server does not answer as the OCI distribution spec requires; check that the address is an OCI registry's (a push counts only when the manifest reads back with the same digest)"
+        }
+        OciError::Broken { .. } => "run the push again; blobs already stored are not uploaded twice",
+        _ => "check the registry address, `--plain-http` and the credentials",
+    }
 }
 
 /// The Docker config file (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`).
