@@ -2,6 +2,7 @@
 
 mod capacity;
 mod cli;
+mod concurrency;
 mod contract;
 mod equivalence;
 mod fake_registry;
@@ -10,6 +11,7 @@ mod golden;
 mod hostile;
 mod layout;
 mod presets;
+mod props;
 mod registry;
 mod replicas;
 mod settings;
