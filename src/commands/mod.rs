@@ -35,7 +35,9 @@ pub enum Exit {
     Findings = 1,
     /// 2: bad input (spec, values, arguments).
     BadInput = 2,
-    /// 3: an external tool or service failed (kubeconform, a registry).
+    /// 3: an external tool or service failed (kubeconform, a registry), or the output
+    /// could not be written or is held by another run. (A signal ends the process with
+    /// 128 + N, see `signals`.)
     ExternalTool = 3,
 }
 
