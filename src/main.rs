@@ -10,7 +10,8 @@ use std::process::ExitCode;
 /// presets, the rendered manifests of every preset, and refuses unsafe presets.
 ///
 /// Exit codes: 0 ok; 1 guard findings or stale committed output; 2 bad input (spec,
-/// values, arguments); 3 an external tool or service failed.
+/// values, arguments); 3 an external tool or service failed, or the output could not be
+/// written or is held by another run; 128+N ended by signal N after cleaning up.
 #[derive(Parser)]
 #[command(name = "shipshape", version)]
 struct Cli {
@@ -50,7 +51,9 @@ impl ValuesArgs {
 enum Command {
     /// Write the chart (`OUT/chart`) and the render of the defaults and of every preset
     /// (`OUT/rendered`). Atomic: a failure leaves the previous output; reruns are
-    /// byte-identical.
+    /// byte-identical. Replaces only a folder holding shipshape's marker
+    /// `.shipshape-output` (or an empty one); a second run on the same folder at the same
+    /// time is refused (exit 3).
     Generate {
         /// Output folder [default: `generated/` beside the spec].
         #[arg(long)]
@@ -118,8 +121,9 @@ enum Command {
         /// The kubeconform binary [default: `kubeconform` on PATH].
         #[arg(long)]
         kubeconform: Option<PathBuf>,
-        /// Seconds one kubeconform run may take before it is killed.
-        #[arg(long, default_value_t = 120)]
+        /// Seconds one kubeconform run may take before it and its children are killed
+        /// (1 to 86400).
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout_seconds: u64,
     },
     /// Object-aware diff of every preset's rendered objects against an output folder:
@@ -157,8 +161,8 @@ enum Command {
         /// Read the password from standard input.
         #[arg(long)]
         password_stdin: bool,
-        /// Seconds each registry request may take.
-        #[arg(long, default_value_t = 60)]
+        /// Seconds each registry request may take (1 to 86400).
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout_seconds: u64,
     },
 }

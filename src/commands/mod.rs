@@ -3,6 +3,14 @@
 //! exit code.
 
 pub mod objdiff;
+pub mod output;
+pub mod release;
+pub mod signals;
+pub mod validate;
+
+pub use output::{read_tree, write_tree_atomically};
+pub use release::{package, push, PushOptions};
+pub use validate::{validate, ValidateOptions};
 
 use crate::backends::native::{render_manifests, Release};
 use crate::contract::schema::{spec_schema, values_schema};
@@ -27,7 +35,9 @@ pub enum Exit {
     Findings = 1,
     /// 2: bad input (spec, values, arguments).
     BadInput = 2,
-    /// 3: an external tool or service failed (kubeconform, a registry).
+    /// 3: an external tool or service failed (kubeconform, a registry), or the output
+    /// could not be written or is held by another run. (A signal ends the process with
+    /// 128 + N, see `signals`.)
     ExternalTool = 3,
 }
 
@@ -46,8 +56,18 @@ pub enum CommandError {
         "cannot write `{path}`: {source}\n  hint: the previous output, if any, is left as it was"
     )]
     Write { path: String, source: io::Error },
-    #[error("`{path}` exists and was not written by shipshape (no `chart/Chart.yaml` in it)\n  hint: pass `--out` naming a new folder or one shipshape generated")]
+    #[error("`{path}` was not written by shipshape (it has files but no `.shipshape-output` marker), so it is not replaced\n  hint: pass `--out` naming a new or empty folder, or one shipshape generated; a folder from a shipshape version before the marker: check it holds nothing of yours, delete it and run again")]
     ForeignOutput { path: String },
+    #[error(
+        "cannot use `{path}` as the output folder: {problem}\n  hint: pass `--out` naming a folder"
+    )]
+    BadOutput { path: String, problem: String },
+    #[error("another shipshape run holds `{path}` (lock file `{lock}`)\n  hint: wait for that run to finish, then run again")]
+    Locked { path: String, lock: String },
+    #[error("`{path}` is a folder, so the package cannot be written there\n  hint: move the folder away or pass another `-o`")]
+    PackageTarget { path: String },
+    #[error("release name \"{name}\": {problem}\n  hint: a release name is lowercase letters, digits, `-` and `.`, starts and ends with a letter or digit, at most 53 characters, e.g. `my-release`")]
+    ReleaseName { name: String, problem: &'static str },
     #[error("render failed: {0}")]
     Render(#[from] crate::expr::EvalError),
     #[error("{message}")]
@@ -64,6 +84,9 @@ impl CommandError {
             | CommandError::Values(_)
             | CommandError::Read { .. }
             | CommandError::ForeignOutput { .. }
+            | CommandError::BadOutput { .. }
+            | CommandError::PackageTarget { .. }
+            | CommandError::ReleaseName { .. }
             | CommandError::Render(_)
             | CommandError::BadArgument { .. } => Exit::BadInput,
             CommandError::Tool { .. } => Exit::ExternalTool,
@@ -76,7 +99,7 @@ impl CommandError {
                 ..
             } => Exit::BadInput,
             CommandError::Generate { .. } => Exit::Findings,
-            CommandError::Write { .. } => Exit::ExternalTool,
+            CommandError::Write { .. } | CommandError::Locked { .. } => Exit::ExternalTool,
         }
     }
 }
@@ -117,9 +140,13 @@ fn generate_for(spec: &Spec, spec_path: &Path) -> Result<OutputFiles, CommandErr
 /// `shipshape generate`: writes the chart and the renders, atomically.
 pub fn generate(spec_path: &Path, out: &Path) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
+    let slot = output::OutputSlot::claim(out)?;
     let files = generate_for(&spec, spec_path)?;
-    write_tree_atomically(out, &files)?;
+    let written = slot.write(&files)?;
     println!("wrote {} files to {}", files.len(), out.display());
+    if let Some(warning) = written.warning() {
+        eprintln!("{warning}");
+    }
     Ok(Exit::Ok)
 }
 
@@ -128,94 +155,6 @@ fn write_error(path: &Path) -> impl Fn(io::Error) -> CommandError + '_ {
         path: path.display().to_string(),
         source,
     }
-}
-
-/// Builds the output folder beside the target and renames it into place, so a
-/// failure leaves the previous output untouched.
-pub fn write_tree_atomically(out: &Path, files: &OutputFiles) -> Result<(), CommandError> {
-    if out.exists() && !out.join("chart").join("Chart.yaml").exists() {
-        let empty = fs::read_dir(out)
-            .map(|mut d| d.next().is_none())
-            .unwrap_or(false);
-        if !empty {
-            return Err(CommandError::ForeignOutput {
-                path: out.display().to_string(),
-            });
-        }
-    }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    fs::create_dir_all(&parent).map_err(write_error(&parent))?;
-    let base = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let staging = parent.join(format!(".{base}.shipshape-new-{}", std::process::id()));
-    let retired = parent.join(format!(".{base}.shipshape-old-{}", std::process::id()));
-    if staging.exists() {
-        fs::remove_dir_all(&staging).map_err(write_error(&staging))?;
-    }
-    let result = (|| {
-        for (rel, text) in files {
-            let path = staging.join(rel);
-            if let Some(dir) = path.parent() {
-                fs::create_dir_all(dir).map_err(write_error(dir))?;
-            }
-            fs::write(&path, text).map_err(write_error(&path))?;
-        }
-        if out.exists() {
-            fs::rename(out, &retired).map_err(write_error(out))?;
-            if let Err(e) = fs::rename(&staging, out) {
-                let _ = fs::rename(&retired, out);
-                return Err(write_error(out)(e));
-            }
-            fs::remove_dir_all(&retired).map_err(write_error(&retired))?;
-        } else {
-            fs::rename(&staging, out).map_err(write_error(out))?;
-        }
-        Ok(())
-    })();
-    if result.is_err() && staging.exists() {
-        let _ = fs::remove_dir_all(&staging);
-    }
-    result
-}
-
-/// Reads every file under `dir`, by path relative to it.
-pub fn read_tree(dir: &Path) -> Result<OutputFiles, CommandError> {
-    let mut files = OutputFiles::new();
-    fn visit(root: &Path, dir: &Path, files: &mut OutputFiles) -> Result<(), CommandError> {
-        let entries = fs::read_dir(dir).map_err(|source| CommandError::Read {
-            path: dir.display().to_string(),
-            source,
-        })?;
-        for entry in entries {
-            let entry = entry.map_err(|source| CommandError::Read {
-                path: dir.display().to_string(),
-                source,
-            })?;
-            let path = entry.path();
-            if path.is_dir() {
-                visit(root, &path, files)?;
-            } else {
-                let rel = path
-                    .strip_prefix(root)
-                    .unwrap_or(&path)
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-                    .join("/");
-                files.insert(rel, read_text(&path)?);
-            }
-        }
-        Ok(())
-    }
-    if dir.exists() {
-        visit(dir, dir, &mut files)?;
-    }
-    Ok(files)
 }
 
 /// The differences between committed output and what generation produces now, as
@@ -291,6 +230,7 @@ pub struct RenderOptions {
 /// `shipshape render`: prints what `helm template` prints for these values, after the
 /// values schema and the guards accept them (exit 1 with the findings otherwise).
 pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, CommandError> {
+    check_release_name(&options.release.name)?;
     let spec = read_spec(spec_path)?;
     let values = resolve_for(&spec, options)?;
     let findings = crate::guards::check_guards(&spec, &values);
@@ -307,6 +247,36 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     let text = render_manifests(&spec, &docs, &values, &options.release)?;
     let _ = io::stdout().lock().write_all(text.as_bytes());
     Ok(Exit::Ok)
+}
+
+/// Longest release name Helm accepts (it leaves room for suffixes in object names).
+const MAX_RELEASE_NAME: usize = 53;
+
+/// Helm's release name rule, with Helm's words: a DNS-1123 subdomain
+/// (`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`) of at most 53
+/// characters.
+pub fn check_release_name(name: &str) -> Result<(), CommandError> {
+    let fail = |problem| {
+        Err(CommandError::ReleaseName {
+            name: name.to_string(),
+            problem,
+        })
+    };
+    if name.is_empty() {
+        return fail("no name provided");
+    }
+    let label_ok = |label: &str| {
+        let b = label.as_bytes();
+        let edge = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+        !b.is_empty()
+            && edge(b[0])
+            && edge(b[b.len() - 1])
+            && b.iter().all(|&c| edge(c) || c == b'-')
+    };
+    if name.len() > MAX_RELEASE_NAME || !name.split('.').all(label_ok) {
+        return fail("invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53");
+    }
+    Ok(())
 }
 
 /// Where merged values came from, for messages: "the chart's defaults + preset `p` +
@@ -360,288 +330,6 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
 pub fn schema() -> Result<Exit, CommandError> {
     print!("{}", crate::backends::helm::pretty_json(&spec_schema()));
     Ok(Exit::Ok)
-}
-
-/// The schemas kubeconform reads for the custom kinds the chart renders (KEDA's
-/// `ScaledObject`, the Prometheus Operator's `ServiceMonitor`), in its
-/// `{{ .ResourceKind }}{{ .KindSuffix }}.json` layout.
-pub const CRD_SCHEMAS: &[(&str, &str)] = &[
-    (
-        "scaledobject-keda-v1alpha1.json",
-        include_str!("../../schemas/crds/scaledobject-keda-v1alpha1.json"),
-    ),
-    (
-        "servicemonitor-monitoring-v1.json",
-        include_str!("../../schemas/crds/servicemonitor-monitoring-v1.json"),
-    ),
-];
-
-/// Options of `shipshape validate`.
-pub struct ValidateOptions {
-    /// Kubernetes versions; empty: the spec's `kubernetesVersions`.
-    pub kube_versions: Vec<String>,
-    /// Extra schema locations, tried before the project's CRD schemas and the default.
-    pub schema_locations: Vec<String>,
-    /// kubeconform's path; `None`: found on `PATH`.
-    pub kubeconform: Option<PathBuf>,
-    /// How long one kubeconform run may take.
-    pub timeout: std::time::Duration,
-}
-
-/// Finds a program on `PATH`.
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(name))
-            .find(|p| p.is_file())
-    })
-}
-
-/// A folder under the system temp dir, removed on drop.
-struct TempFolder(PathBuf);
-
-impl TempFolder {
-    fn new(tag: &str) -> Result<TempFolder, CommandError> {
-        let dir = std::env::temp_dir().join(format!("shipshape-{tag}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).map_err(write_error(&dir))?;
-        Ok(TempFolder(dir))
-    }
-}
-
-impl Drop for TempFolder {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-/// `shipshape validate`: renders every preset and runs kubeconform on them, once per
-/// Kubernetes version.
-pub fn validate(spec_path: &Path, options: &ValidateOptions) -> Result<Exit, CommandError> {
-    use crate::external::kubeconform::{
-        check_request, kubeconform_args, parse_kubeconform_output, KubeconformRequest, Outcome,
-        INSTALL_HINT, SCHEMA_LOCATION_HINT,
-    };
-    let spec = read_spec(spec_path)?;
-    let outputs = generate_for(&spec, spec_path)?;
-    let program = match &options.kubeconform {
-        Some(p) => p.clone(),
-        None => find_on_path("kubeconform").ok_or_else(|| CommandError::Tool {
-            message: "`kubeconform` is not on PATH".into(),
-            hint: INSTALL_HINT.into(),
-        })?,
-    };
-    let scratch = TempFolder::new("validate")?;
-    let crds = scratch.0.join("crds");
-    fs::create_dir_all(&crds).map_err(write_error(&crds))?;
-    for (name, text) in CRD_SCHEMAS {
-        fs::write(crds.join(name), text).map_err(write_error(&crds.join(name)))?;
-    }
-    let mut files = Vec::new();
-    for (rel, text) in outputs.iter().filter(|(k, _)| k.starts_with("rendered/")) {
-        let path = scratch.0.join(rel);
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(write_error(dir))?;
-        }
-        fs::write(&path, text).map_err(write_error(&path))?;
-        files.push(path.display().to_string());
-    }
-    let versions = if options.kube_versions.is_empty() {
-        spec.kubernetes_versions.clone()
-    } else {
-        options.kube_versions.clone()
-    };
-    let mut locations = options.schema_locations.clone();
-    locations.push(format!(
-        "{}/{{{{ .ResourceKind }}}}{{{{ .KindSuffix }}}}.json",
-        crds.display()
-    ));
-    let mut worst = Exit::Ok;
-    for version in &versions {
-        let request = KubeconformRequest {
-            kubernetes_version: version.clone(),
-            schema_locations: locations.clone(),
-            files: files.clone(),
-        };
-        check_request(&request).map_err(|e| CommandError::BadArgument {
-            message: e.to_string(),
-        })?;
-        let args = kubeconform_args(&request);
-        let output = crate::external::process::run_process(&program, &args, None, options.timeout)
-            .map_err(|e| CommandError::Tool {
-                message: e.to_string(),
-                hint: INSTALL_HINT.into(),
-            })?;
-        let report = parse_kubeconform_output(&output.stdout, &output.stderr, output.status)
-            .map_err(|e| CommandError::Tool {
-                message: format!("kubeconform {version}: {e}"),
-                hint: "run the same command by hand to see what kubeconform says".into(),
-            })?;
-        let prefix = scratch.0.display().to_string();
-        let text = report.to_string().replace(&format!("{prefix}/"), "");
-        match report.outcome {
-            Outcome::Valid => println!(
-                "kubernetes {version}: {} resources valid",
-                report.count(Outcome::Valid)
-            ),
-            Outcome::Invalid => {
-                print!("kubernetes {version}: invalid resources:\n{text}");
-                worst = Exit::Findings;
-            }
-            Outcome::NoResources => {
-                return Err(CommandError::Tool {
-                    message: format!("kubeconform {version} validated no resource"),
-                    hint: "check that the rendered files end in `.yaml`".into(),
-                })
-            }
-            Outcome::MissingSchema => {
-                return Err(CommandError::Tool {
-                    message: format!(
-                        "kubeconform {version} found no schema for: {}\n{text}",
-                        report.missing_schema_kinds().join(", ")
-                    ),
-                    hint: SCHEMA_LOCATION_HINT.into(),
-                })
-            }
-            Outcome::Error => {
-                return Err(CommandError::Tool {
-                    message: format!("kubeconform {version} could not check everything:\n{text}"),
-                    hint: "pass `--schema-location` with the Kubernetes schemas when offline"
-                        .into(),
-                })
-            }
-        }
-    }
-    Ok(worst)
-}
-
-/// The chart's files, as packaging takes them.
-fn chart_files(outputs: &OutputFiles) -> Vec<crate::publish::package::ChartFile> {
-    outputs
-        .iter()
-        .filter_map(|(rel, text)| {
-            rel.strip_prefix("chart/")
-                .map(|p| crate::publish::package::ChartFile {
-                    path: p.to_string(),
-                    bytes: text.as_bytes().to_vec(),
-                })
-        })
-        .collect()
-}
-
-fn packaged_chart(spec: &Spec, spec_path: &Path) -> Result<(Vec<u8>, u64), CommandError> {
-    let outputs = generate_for(spec, spec_path)?;
-    let epoch_var = std::env::var("SOURCE_DATE_EPOCH").ok();
-    let epoch = crate::publish::package::source_date_epoch(epoch_var.as_deref()).map_err(|e| {
-        CommandError::BadArgument {
-            message: e.to_string(),
-        }
-    })?;
-    let bytes =
-        crate::publish::package::package_chart(&spec.chart.name, &chart_files(&outputs), epoch)
-            .map_err(|e| CommandError::BadArgument {
-                message: e.to_string(),
-            })?;
-    Ok((bytes, epoch))
-}
-
-/// `shipshape package`: writes `<name>-<version>.tgz`, byte-identical across runs.
-pub fn package(spec_path: &Path, out_dir: &Path) -> Result<Exit, CommandError> {
-    use sha2::Digest;
-    let spec = read_spec(spec_path)?;
-    let (bytes, _) = packaged_chart(&spec, spec_path)?;
-    fs::create_dir_all(out_dir).map_err(write_error(out_dir))?;
-    let path = out_dir.join(format!("{}-{}.tgz", spec.chart.name, spec.chart.version));
-    let staging = out_dir.join(format!(
-        ".{}.shipshape-new-{}",
-        spec.chart.name,
-        std::process::id()
-    ));
-    fs::write(&staging, &bytes).map_err(write_error(&staging))?;
-    fs::rename(&staging, &path).map_err(write_error(&path))?;
-    let digest = sha2::Sha256::digest(&bytes);
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    println!("{}  sha256:{hex}", path.display());
-    Ok(Exit::Ok)
-}
-
-/// Options of `shipshape push`.
-pub struct PushOptions {
-    pub reference: String,
-    pub plain_http: bool,
-    pub username: Option<String>,
-    pub password_stdin: bool,
-    pub timeout: std::time::Duration,
-}
-
-/// `shipshape push`: packages the chart and pushes it as a Helm OCI artifact.
-pub fn push(spec_path: &Path, options: &PushOptions) -> Result<Exit, CommandError> {
-    use crate::publish::oci::{
-        credentials_from_docker_config, helm_chart_artifact, parse_oci_reference, push_chart,
-        rfc3339_utc, Credentials,
-    };
-    use std::io::Read;
-    let reference =
-        parse_oci_reference(&options.reference).map_err(|e| CommandError::BadArgument {
-            message: e.to_string(),
-        })?;
-    let credentials = match (&options.username, options.password_stdin) {
-        (Some(username), true) => {
-            let mut password = String::new();
-            io::stdin()
-                .read_to_string(&mut password)
-                .map_err(|source| CommandError::Read {
-                    path: "standard input".into(),
-                    source,
-                })?;
-            Some(Credentials {
-                username: username.clone(),
-                password: password.trim_end_matches(['\r', '\n']).to_string(),
-            })
-        }
-        (Some(_), false) | (None, true) => {
-            return Err(CommandError::BadArgument {
-                message: "`--username` and `--password-stdin` go together".into(),
-            })
-        }
-        (None, false) => docker_config_text()
-            .and_then(|text| credentials_from_docker_config(&text, &reference.host)),
-    };
-    let spec = read_spec(spec_path)?;
-    let (bytes, epoch) = packaged_chart(&spec, spec_path)?;
-    let chart_yaml = generate_for(&spec, spec_path)?
-        .remove("chart/Chart.yaml")
-        .unwrap_or_default();
-    let artifact = helm_chart_artifact(&chart_yaml, &bytes, &rfc3339_utc(epoch)).map_err(|e| {
-        CommandError::BadArgument {
-            message: e.to_string(),
-        }
-    })?;
-    let outcome = push_chart(
-        &reference,
-        &artifact,
-        credentials.as_ref(),
-        options.plain_http,
-        options.timeout,
-    )
-    .map_err(|e| CommandError::Tool {
-        message: e.to_string(),
-        hint: "check the registry address, `--plain-http` and the credentials".into(),
-    })?;
-    println!(
-        "pushed {}\ndigest: {}",
-        outcome.reference, outcome.manifest_digest
-    );
-    Ok(Exit::Ok)
-}
-
-/// The Docker config file (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`).
-fn docker_config_text() -> Option<String> {
-    let path = match std::env::var_os("DOCKER_CONFIG") {
-        Some(dir) => PathBuf::from(dir).join("config.json"),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".docker/config.json"),
-    };
-    fs::read_to_string(path).ok()
 }
 
 /// How `diff` prints.

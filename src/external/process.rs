@@ -1,19 +1,56 @@
 //! Running external programs: the only place in the crate that starts a process.
 //!
 //! Programs run through [`std::process::Command`] with an argument list, never through a
-//! shell. Every run has a timeout: the child is polled with `try_wait`, killed and reaped
-//! when the deadline passes. Standard output and standard error are drained on their own
-//! threads (and standard input is fed on a third), so a child that writes a lot, or that
-//! never reads its input, cannot block the caller past the deadline.
+//! shell, each in a process group of its own. Every run has a timeout: the child is
+//! polled, and when the deadline passes its whole group (a wrapper script's children
+//! too) is killed and the child reaped. Standard output and standard error are drained
+//! on their own threads, each up to [`OUTPUT_LIMIT`] bytes (a program that writes more
+//! is stopped), and standard input is fed on a third, so a child that writes a lot, or
+//! never reads its input, cannot block the caller past the deadline. When the child
+//! exits, what is left of its group is killed too, so nothing it started outlives the
+//! run. [`kill_running_children`] kills every running group, for a signal handler.
 
+use std::collections::BTreeSet;
 use std::io::{self, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 /// Longest pause between two checks of a running child.
 const POLL_INTERVAL: Duration = Duration::from_millis(10);
+
+/// The most a program may write to standard output, and to standard error, before it is
+/// stopped: far above what kubeconform prints for any chart (about 1 KiB per object).
+pub const OUTPUT_LIMIT: usize = 16 << 20;
+
+/// Process groups of the children running now.
+static RUNNING: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+fn running() -> MutexGuard<'static, BTreeSet<i32>> {
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Kills the process group of every child running now (for a signal handler that is
+/// about to end the process). The groups stay listed, so no new child starts.
+pub fn kill_running_children() {
+    let groups = running();
+    for &group in groups.iter() {
+        kill_group(group);
+    }
+    // Keep the lock: a thread about to spawn waits until the process exits.
+    std::mem::forget(groups);
+}
+
+fn kill_group(group: i32) {
+    // SAFETY: `kill` with a negative id signals a process group; no memory involved.
+    unsafe {
+        libc::kill(-group, libc::SIGKILL);
+    }
+}
 
 /// What a finished program printed, and how it ended.
 ///
@@ -44,6 +81,14 @@ pub enum ProcessError {
         /// The program as it was given.
         program: PathBuf,
     },
+    /// The program is a script whose `#!` interpreter does not exist.
+    #[error("`{}` cannot start: its interpreter `{interpreter}` (the script's `#!` line) does not exist; install it or correct the `#!` line", program.display())]
+    InterpreterMissing {
+        /// The script as it was given.
+        program: PathBuf,
+        /// The interpreter its first line names.
+        interpreter: String,
+    },
     /// The program exists but could not be started (for example it is not executable).
     #[error("failed to start `{}`: {source}", program.display())]
     Spawn {
@@ -52,7 +97,7 @@ pub enum ProcessError {
         /// The operating system's reason.
         source: io::Error,
     },
-    /// The program ran past its timeout; it was killed and reaped.
+    /// The program ran past its timeout; its process group was killed and it was reaped.
     #[error(
         "`{}` timed out after {seconds} s and was killed",
         display_command(program, args)
@@ -64,6 +109,20 @@ pub enum ProcessError {
         args: Vec<String>,
         /// The timeout, in seconds.
         seconds: f64,
+    },
+    /// The program wrote more than [`OUTPUT_LIMIT`] bytes to one stream; it was killed.
+    #[error(
+        "`{}` wrote more than {} MiB to {stream} and was killed",
+        display_command(program, args),
+        OUTPUT_LIMIT >> 20
+    )]
+    OutputTooLarge {
+        /// The program as it was given.
+        program: PathBuf,
+        /// Its full argument list.
+        args: Vec<String>,
+        /// `standard output` or `standard error`.
+        stream: &'static str,
     },
     /// Feeding, reading or waiting for the program failed.
     #[error("i/o error while running `{}`: {source}", program.display())]
@@ -79,14 +138,17 @@ pub enum ProcessError {
 /// its output.
 ///
 /// Returns the output for any exit status. Fails with [`ProcessError::TimedOut`] when the
-/// program, or a child of it still holding its output pipes, is not done within `timeout`.
+/// program, or a child of it still holding its output pipes, is not done within `timeout`
+/// (a timeout too large to add to the clock means none), and with
+/// [`ProcessError::OutputTooLarge`] when it writes more than [`OUTPUT_LIMIT`] bytes to a
+/// stream. Either way its process group is killed and nothing it started is left running.
 pub fn run_process(
     program: &Path,
     args: &[String],
     stdin: Option<&[u8]>,
     timeout: Duration,
 ) -> Result<ProcessOutput, ProcessError> {
-    let deadline = Instant::now() + timeout;
+    let deadline = Instant::now().checked_add(timeout);
     let timed_out = || ProcessError::TimedOut {
         program: program.to_path_buf(),
         args: args.to_vec(),
@@ -97,30 +159,28 @@ pub fn run_process(
         source,
     };
 
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| {
-            if source.kind() == io::ErrorKind::NotFound {
-                ProcessError::NotFound {
-                    program: program.to_path_buf(),
-                }
+    let mut child = {
+        let mut groups = running();
+        let child = Command::new(program)
+            .args(args)
+            .process_group(0)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
             } else {
-                ProcessError::Spawn {
-                    program: program.to_path_buf(),
-                    source,
-                }
-            }
-        })?;
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| spawn_error(program, source))?;
+        groups.insert(child.id() as i32);
+        Group {
+            child,
+            reaped: false,
+        }
+    };
 
-    let writer = match (child.stdin.take(), stdin) {
+    let writer = match (child.child.stdin.take(), stdin) {
         (Some(mut pipe), Some(bytes)) => {
             let bytes = bytes.to_vec();
             Some(thread::spawn(move || -> io::Result<()> {
@@ -134,32 +194,56 @@ pub fn run_process(
         }
         _ => None,
     };
-    let stdout_reader = child.stdout.take().map(spawn_reader);
-    let stderr_reader = child.stderr.take().map(spawn_reader);
-
-    let status = match wait_until(&mut child, deadline).map_err(io_error)? {
-        Some(status) => status,
-        None => {
-            kill_and_reap(&mut child);
-            // The reader threads are left to finish on their own: a grandchild may still
-            // hold the pipes open, and waiting for it would defeat the timeout.
-            return Err(timed_out());
+    let overflow = Arc::new(AtomicBool::new(false));
+    let stdout_reader = child
+        .child
+        .stdout
+        .take()
+        .map(|p| spawn_reader(p, Arc::clone(&overflow)));
+    let stderr_reader = child
+        .child
+        .stderr
+        .take()
+        .map(|p| spawn_reader(p, Arc::clone(&overflow)));
+    let too_large = |reader: &Option<Reader>| {
+        let stream = if reader.as_ref().is_some_and(|r| r.overflowed()) {
+            "standard output"
+        } else {
+            "standard error"
+        };
+        ProcessError::OutputTooLarge {
+            program: program.to_path_buf(),
+            args: args.to_vec(),
+            stream,
         }
     };
 
-    // A grandchild that outlives the child can keep the pipes open; do not wait for it
-    // past the deadline.
+    // Wait for the child, then for the pipes (a grandchild may hold them), within the
+    // deadline; `child` kills the group when it drops on any early return.
     let pipes_open = || {
-        !(stdout_reader.as_ref().is_none_or(JoinHandle::is_finished)
-            && stderr_reader.as_ref().is_none_or(JoinHandle::is_finished))
+        !(stdout_reader.as_ref().is_none_or(Reader::is_finished)
+            && stderr_reader.as_ref().is_none_or(Reader::is_finished))
     };
-    while pipes_open() {
+    let mut status: Option<ExitStatus> = None;
+    loop {
+        if overflow.load(Ordering::SeqCst) {
+            return Err(too_large(&stdout_reader));
+        }
+        if status.is_none() {
+            status = child.exited().map_err(io_error)?;
+        }
+        if status.is_some() && !pipes_open() {
+            break;
+        }
         let now = Instant::now();
-        if now >= deadline {
+        if deadline.is_some_and(|d| now >= d) {
             return Err(timed_out());
         }
-        thread::sleep(POLL_INTERVAL.min(deadline - now));
+        let pause = deadline.map_or(POLL_INTERVAL, |d| POLL_INTERVAL.min(d - now));
+        thread::sleep(pause);
     }
+    let status = status.unwrap_or_else(|| unreachable!("the loop ends only after the exit"));
+    drop(child);
 
     let stdout = join_reader(stdout_reader).map_err(io_error)?;
     let stderr = join_reader(stderr_reader).map_err(io_error)?;
@@ -175,6 +259,93 @@ pub fn run_process(
         stdout,
         stderr,
     })
+}
+
+/// A spawned child in its own process group. Dropping it kills the whole group and
+/// reaps the child, whether it is still running or not.
+struct Group {
+    child: Child,
+    reaped: bool,
+}
+
+impl Group {
+    /// The child's exit status once it has exited. Until then the child is not reaped,
+    /// so its process id, which names the group, cannot be reused: once it has exited,
+    /// what is left of its group is killed, and only then is it reaped.
+    fn exited(&mut self) -> io::Result<Option<ExitStatus>> {
+        // SAFETY: `waitid` writes into the zeroed `siginfo_t` it is given.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.child.id() as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: filled in by `waitid` above; 0 means the child has not exited.
+        if unsafe { info.si_pid() } == 0 {
+            return Ok(None);
+        }
+        kill_group(self.child.id() as i32);
+        let status = self.child.wait()?;
+        self.reaped = true;
+        Ok(Some(status))
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let id = self.child.id() as i32;
+        if !self.reaped {
+            kill_group(id);
+            // Fails only if the child was already reaped, which is fine.
+            let _ = self.child.wait();
+        }
+        running().remove(&id);
+    }
+}
+
+/// The error of a failed spawn: a missing program, a script whose interpreter is
+/// missing (the system says "not found" for both), or another reason.
+fn spawn_error(program: &Path, source: io::Error) -> ProcessError {
+    if source.kind() != io::ErrorKind::NotFound {
+        return ProcessError::Spawn {
+            program: program.to_path_buf(),
+            source,
+        };
+    }
+    let on_disk = if program.components().count() > 1 {
+        Some(program.to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(program))
+                .find(|p| p.is_file())
+        })
+    };
+    match on_disk.as_deref().and_then(interpreter_of) {
+        Some(interpreter) => ProcessError::InterpreterMissing {
+            program: program.to_path_buf(),
+            interpreter,
+        },
+        None => ProcessError::NotFound {
+            program: program.to_path_buf(),
+        },
+    }
+}
+
+/// The interpreter a script's `#!` line names, if the file starts with one.
+fn interpreter_of(path: &Path) -> Option<String> {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next()?;
+    let text = String::from_utf8_lossy(line);
+    text.split_whitespace().next().map(str::to_string)
 }
 
 /// Formats a program and its arguments as one copy-pasteable command line, quoting each
@@ -201,42 +372,48 @@ fn shell_quote(word: &str) -> String {
     }
 }
 
-/// Polls `child` until it exits (`Some`) or `deadline` passes (`None`).
-fn wait_until(child: &mut Child, deadline: Instant) -> io::Result<Option<ExitStatus>> {
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return Ok(None);
-        }
-        thread::sleep(POLL_INTERVAL.min(deadline - now));
+/// A thread reading one pipe to its end, keeping at most [`OUTPUT_LIMIT`] bytes.
+struct Reader {
+    handle: JoinHandle<io::Result<Vec<u8>>>,
+    overflowed: Arc<AtomicBool>,
+}
+
+impl Reader {
+    fn is_finished(&self) -> bool {
+        self.handle.is_finished()
+    }
+
+    fn overflowed(&self) -> bool {
+        self.overflowed.load(Ordering::SeqCst)
     }
 }
 
-/// Kills `child` and waits for it so that no zombie is left behind.
-fn kill_and_reap(child: &mut Child) {
-    // Either call can fail only if the child already exited, which is what we want.
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// Reads `pipe` to its end on a new thread.
-fn spawn_reader<R: Read + Send + 'static>(mut pipe: R) -> JoinHandle<io::Result<Vec<u8>>> {
-    thread::spawn(move || {
+/// Reads `pipe` to its end on a new thread; past [`OUTPUT_LIMIT`] bytes it stops and
+/// sets its own flag and `any_overflow`.
+fn spawn_reader<R: Read + Send + 'static>(pipe: R, any_overflow: Arc<AtomicBool>) -> Reader {
+    let overflowed = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&overflowed);
+    let handle = thread::spawn(move || {
         let mut buf = Vec::new();
-        pipe.read_to_end(&mut buf)?;
+        let limit = OUTPUT_LIMIT as u64 + 1;
+        pipe.take(limit).read_to_end(&mut buf)?;
+        if buf.len() > OUTPUT_LIMIT {
+            buf.truncate(OUTPUT_LIMIT);
+            flag.store(true, Ordering::SeqCst);
+            any_overflow.store(true, Ordering::SeqCst);
+        }
         Ok(buf)
-    })
+    });
+    Reader { handle, overflowed }
 }
 
 /// Collects what a reader thread read, as lossy UTF-8.
-fn join_reader(reader: Option<JoinHandle<io::Result<Vec<u8>>>>) -> io::Result<String> {
+fn join_reader(reader: Option<Reader>) -> io::Result<String> {
     let Some(reader) = reader else {
         return Ok(String::new());
     };
     let bytes = reader
+        .handle
         .join()
         .unwrap_or_else(|_| Err(io::Error::other("output reader thread panicked")))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
@@ -345,19 +522,112 @@ mod tests {
         );
     }
 
+    /// Whether process `pid` is gone (or a zombie waiting for its parent).
+    fn dead(pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+        }
+    }
+
+    /// Waits up to 5 s for `pid` to be gone.
+    fn ends_soon(pid: u32) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if dead(pid) {
+                return true;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    fn scratch_file(tag: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("shipshape-process-{tag}-{}", std::process::id()))
+    }
+
     #[test]
-    fn timeout_is_not_defeated_by_a_grandchild_holding_the_pipes() {
+    fn a_grandchild_is_killed_when_the_child_exits() {
         // The shell exits at once but leaves `sleep` running with our stdout.
+        let start = Instant::now();
+        let out = sh("sleep 30 & echo $!").expect("run sh");
+        assert!(start.elapsed() < Duration::from_secs(5));
+        let pid: u32 = out.stdout.trim().parse().unwrap();
+        assert!(ends_soon(pid), "the background sleep {pid} survived");
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_process_group() {
+        let file = scratch_file("group");
+        let script = format!("sleep 30 & echo $! > '{}'; wait", file.display());
         let start = Instant::now();
         let err = run_process(
             Path::new("sh"),
-            &args(&["-c", "sleep 5 & echo started"]),
+            &args(&["-c", &script]),
             None,
             Duration::from_millis(300),
         )
-        .expect_err("must time out waiting for the pipes");
+        .expect_err("must time out");
         assert!(matches!(err, ProcessError::TimedOut { .. }), "{err:?}");
-        assert!(start.elapsed() < Duration::from_secs(2));
+        assert!(start.elapsed() < Duration::from_secs(5));
+        let pid: u32 = std::fs::read_to_string(&file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        std::fs::remove_file(&file).unwrap();
+        assert!(ends_soon(pid), "the wrapper's sleep {pid} survived");
+    }
+
+    #[test]
+    fn a_flood_of_output_is_cut_off() {
+        let start = Instant::now();
+        let err = sh("yes").expect_err("must be stopped");
+        assert!(
+            matches!(
+                &err,
+                ProcessError::OutputTooLarge {
+                    stream: "standard output",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "`sh -c yes` wrote more than 16 MiB to standard output and was killed"
+        );
+        assert!(start.elapsed() < Duration::from_secs(5));
+        let err = sh("yes >&2").expect_err("must be stopped");
+        assert!(err.to_string().contains("to standard error"), "{err}");
+    }
+
+    #[test]
+    fn a_script_without_its_interpreter_says_so() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = scratch_file("interp");
+        std::fs::write(&path, "#!/nonexistent/bin/interp -x\necho hi\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = run_process(&path, &[], None, LONG).expect_err("cannot start");
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            matches!(&err, ProcessError::InterpreterMissing { interpreter, .. } if interpreter == "/nonexistent/bin/interp"),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string()
+                .contains("its interpreter `/nonexistent/bin/interp`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_timeout_past_the_end_of_time_is_no_timeout() {
+        let out = run_process(Path::new("true"), &[], None, Duration::from_secs(u64::MAX))
+            .expect("run true");
+        assert!(out.success());
     }
 
     #[test]

@@ -205,14 +205,23 @@ pub fn parse_set_args(args: &[String]) -> Result<Map<String, Value>, ValuesError
     for arg in args {
         for pair in split_top_level(arg) {
             let (path, raw) = pair.split_once('=').ok_or_else(|| ValuesError::BadSet {
-                arg: arg.clone(),
-                message: format!("`{pair}` has no `=`"),
+                arg: shorten(arg),
+                message: format!("`{}` has no `=`", shorten(&pair)),
             })?;
             let keys: Vec<&str> = path.split('.').collect();
             if keys.iter().any(|k| k.is_empty()) {
                 return Err(ValuesError::BadSet {
-                    arg: arg.clone(),
-                    message: format!("`{path}` has an empty key"),
+                    arg: shorten(arg),
+                    message: format!("`{}` has an empty key", shorten(path)),
+                });
+            }
+            if keys.len() > MAX_SET_DEPTH {
+                return Err(ValuesError::BadSet {
+                    arg: shorten(arg),
+                    message: format!(
+                        "the key has {} parts; values nest at most {MAX_SET_DEPTH} levels deep",
+                        keys.len()
+                    ),
                 });
             }
             let value = if let Some(inner) = raw.strip_prefix('{').and_then(|r| r.strip_suffix('}'))
@@ -239,6 +248,19 @@ pub fn parse_set_args(args: &[String]) -> Result<Map<String, Value>, ValuesError
         }
     }
     Ok(out)
+}
+
+/// How deep a `--set` key may nest: the depth values files may nest too (the YAML
+/// reader's budget), far beyond any chart's values, and shallow enough that the
+/// recursive merges and the schema check stay within the stack.
+pub const MAX_SET_DEPTH: usize = 64;
+
+/// An argument as messages quote it: at most 80 characters.
+fn shorten(s: &str) -> String {
+    match s.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}… ({} bytes)", &s[..cut], s.len()),
+        None => s.to_string(),
+    }
 }
 
 fn split_top_level(arg: &str) -> Vec<String> {

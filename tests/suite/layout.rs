@@ -129,3 +129,41 @@ fn the_scan_sees_paths_and_use_groups() {
     let found: Vec<String> = used_stages(text).into_iter().map(|(_, s)| s).collect();
     assert_eq!(found, ["values", "guards", "objects"]);
 }
+
+/// Longest a source file may be before its `#[cfg(test)]` line.
+const MAX_LINES: usize = 800;
+
+/// Folders whose files are held to [`MAX_LINES`] (guards and capacity are being split).
+const SIZED_FOLDERS: &[&str] = &[
+    "expr", "model", "spec", "values", "contract", "objects", "backends", "publish", "external",
+    "commands",
+];
+
+#[test]
+fn no_source_file_is_over_800_lines_outside_tests() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    for folder in SIZED_FOLDERS {
+        source_files(&src.join(folder), &mut files);
+    }
+    let mut long = Vec::new();
+    for file in &files {
+        if file.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let code_lines = text.lines().take_while(|l| *l != "#[cfg(test)]").count();
+        if code_lines > MAX_LINES {
+            long.push(format!(
+                "{} ({code_lines} lines)",
+                file.strip_prefix(&src).unwrap().display()
+            ));
+        }
+    }
+    assert!(files.len() >= 8, "only {} files checked", files.len());
+    assert!(
+        long.is_empty(),
+        "files over {MAX_LINES} lines before `#[cfg(test)]`:\n{}",
+        long.join("\n")
+    );
+}

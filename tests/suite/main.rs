@@ -2,12 +2,16 @@
 
 mod capacity;
 mod cli;
+mod concurrency;
 mod contract;
 mod equivalence;
+mod fake_registry;
 mod fixtures;
 mod golden;
+mod hostile;
 mod layout;
 mod presets;
+mod props;
 mod registry;
 mod replicas;
 mod settings;

@@ -477,6 +477,20 @@ fn shipshape_push_twice_same_digest_then_helm_4_renders_from_the_registry() {
         "{first}"
     );
     assert_eq!(digest(&first), digest(&second));
+    // The printed digest is the one of the manifest the registry serves under the tag.
+    let served = get(
+        &format!(
+            "http://{}/v2/charts/agent-platform/manifests/0.1.0",
+            reference.host
+        ),
+        "application/vnd.oci.image.manifest.v1+json",
+    );
+    use sha2::Digest;
+    let hex: String = sha2::Sha256::digest(&served)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(digest(&first), Some(format!("sha256:{hex}")));
     let scratch = crate::support::Scratch::new("push-cli");
     let chart_ref = format!("{target}/agent-platform");
     let (code, out, err) = crate::support::helm(
@@ -497,4 +511,58 @@ fn shipshape_push_twice_same_digest_then_helm_4_renders_from_the_registry() {
     let (code, _, err) = push();
     assert_eq!(code, 3, "an unreachable registry is exit 3: {err}");
     assert!(err.contains("cannot reach registry"), "{err}");
+}
+
+#[test]
+fn the_fake_registry_takes_a_push_only_without_a_fault() {
+    use crate::fake_registry::{FakeRegistry, Fault};
+    let (_, artifact) = demo_package();
+    let creds = Credentials {
+        username: "u".into(),
+        password: "pw".into(),
+    };
+    let fake = FakeRegistry::start(Fault::None);
+    let reference = parse_oci_reference(&fake.reference()).unwrap();
+    let outcome = push_chart(&reference, &artifact, None, true, TIMEOUT).unwrap();
+    let stored = fake.manifest("charts/demo", &artifact.tag).unwrap();
+    assert_eq!(stored, artifact.manifest.bytes);
+    assert_eq!(outcome.manifest_digest, artifact.manifest.digest);
+    assert_eq!((outcome.uploaded_blobs, outcome.existing_blobs), (2, 0));
+
+    type Refusal = fn(&OciError) -> bool;
+    let cases: [(Fault, Refusal); 6] = [
+        (Fault::AlwaysOk, |e| matches!(e, OciError::Mismatch { .. })),
+        (Fault::OkInsteadOfCreated, |e| {
+            matches!(e, OciError::UnexpectedStatus { status: 200, .. })
+        }),
+        (Fault::WrongDigest, |e| {
+            matches!(e, OciError::Mismatch { .. })
+        }),
+        (Fault::DropUpload, |e| {
+            matches!(e, OciError::Broken { method: "PUT", .. })
+        }),
+        (Fault::UnauthorizedThenOk, |e| {
+            matches!(
+                e,
+                OciError::Mismatch { .. } | OciError::UnexpectedStatus { .. }
+            )
+        }),
+        (Fault::ForgetsManifest, |e| {
+            matches!(
+                e,
+                OciError::UnexpectedStatus {
+                    method: "GET",
+                    status: 404,
+                    ..
+                }
+            )
+        }),
+    ];
+    for (fault, expected) in cases {
+        let fake = FakeRegistry::start(fault);
+        let reference = parse_oci_reference(&fake.reference()).unwrap();
+        let err = push_chart(&reference, &artifact, Some(&creds), true, TIMEOUT)
+            .expect_err(&format!("{fault:?} must be refused"));
+        assert!(expected(&err), "{fault:?}: {err:?}");
+    }
 }

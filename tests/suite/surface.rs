@@ -89,7 +89,7 @@ fn the_chart_renders_as_a_subchart_with_globals_under_both_helms() {
 #[test]
 fn custom_kinds_validate_against_the_shipped_crd_schemas() {
     use shipshape::backends::native::{render_manifests, Release};
-    use shipshape::commands::CRD_SCHEMAS;
+    use shipshape::commands::validate::CRD_SCHEMAS;
     let schema_for = |object: &serde_json::Value| {
         let kind = object["kind"].as_str().unwrap_or("").to_lowercase();
         let api = object["apiVersion"].as_str().unwrap_or("");

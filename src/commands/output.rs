@@ -1,0 +1,544 @@
+//! The output folder of `generate`: owned only when it carries shipshape's marker,
+//! written under a lock beside it, and put in place by one atomic exchange.
+//!
+//! A run on `DIR/out`:
+//! 1. resolves `DIR/out` to a real folder path (`..` and symlinks resolved), so every
+//!    later step names the same folder;
+//! 2. takes `DIR/.out.shipshape-lock` (`flock`, never waiting: a second run is
+//!    refused with "another shipshape run holds `DIR/out`");
+//! 3. refuses a non-empty `DIR/out` without [`OUTPUT_MARKER`];
+//! 4. writes the new tree into `DIR/.out.shipshape-new-PID`;
+//! 5. swaps it with `DIR/out` in one step (Linux `renameat2(RENAME_EXCHANGE)`;
+//!    elsewhere, or where the file system lacks it, two renames with a rollback);
+//! 6. deletes the old tree and the lock file.
+//!
+//! A failure before step 5 leaves `DIR/out` as it was; after step 5 the new output is
+//! in place whatever happens. Staging folders and the lock file are registered with
+//! [`super::signals`], so Ctrl-C or SIGTERM removes them too.
+
+use super::signals;
+use super::CommandError;
+use crate::generate::{OutputFiles, OUTPUT_MARKER, OUTPUT_MARKER_HEADER};
+use std::fs;
+use std::io;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+fn write_error(path: &Path) -> impl Fn(io::Error) -> CommandError + '_ {
+    move |source| CommandError::Write {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// The output folder as a real parent folder and a name in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputTarget {
+    /// The folder that holds the output folder, canonical.
+    pub parent: PathBuf,
+    /// The output folder's name.
+    pub name: String,
+}
+
+impl OutputTarget {
+    /// Resolves `out`: an existing path through `fs::canonicalize` (so `a/p/../p` and a
+    /// symlink name the real folder), a new one through its canonical parent, which is
+    /// created when missing.
+    pub fn resolve(out: &Path) -> Result<OutputTarget, CommandError> {
+        let not_a_folder = |problem: &str| CommandError::BadOutput {
+            path: out.display().to_string(),
+            problem: problem.to_string(),
+        };
+        let full = if out.exists() {
+            let real = fs::canonicalize(out).map_err(write_error(out))?;
+            if !real.is_dir() {
+                return Err(not_a_folder("it is a file, not a folder"));
+            }
+            real
+        } else {
+            let name = out
+                .file_name()
+                .ok_or_else(|| not_a_folder("the path does not end in a folder name"))?;
+            let parent = match out.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            fs::create_dir_all(&parent).map_err(write_error(&parent))?;
+            fs::canonicalize(&parent)
+                .map_err(write_error(&parent))?
+                .join(name)
+        };
+        match (full.parent(), full.file_name()) {
+            (Some(parent), Some(name)) => Ok(OutputTarget {
+                parent: parent.to_path_buf(),
+                name: name.to_string_lossy().into_owned(),
+            }),
+            _ => Err(not_a_folder("the root folder cannot be an output folder")),
+        }
+    }
+
+    /// The output folder itself.
+    pub fn path(&self) -> PathBuf {
+        self.parent.join(&self.name)
+    }
+
+    /// A sibling of the output folder: `.NAME.shipshape-SUFFIX`.
+    pub fn sibling(&self, suffix: &str) -> PathBuf {
+        self.parent
+            .join(format!(".{}.shipshape-{suffix}", self.name))
+    }
+}
+
+/// Whether `dir` may be replaced: it is empty or carries shipshape's marker.
+fn owned(dir: &Path) -> bool {
+    let marker = fs::read_to_string(dir.join(OUTPUT_MARKER)).unwrap_or_default();
+    if marker.starts_with(OUTPUT_MARKER_HEADER) {
+        return true;
+    }
+    fs::read_dir(dir)
+        .map(|mut d| d.next().is_none())
+        .unwrap_or(false)
+}
+
+/// An exclusive lock on one output folder: the file `.NAME.shipshape-lock` beside it,
+/// locked with `flock`, deleted when the lock is released.
+pub struct OutputLock {
+    file: fs::File,
+    path: PathBuf,
+    _cleanup: signals::Registered,
+}
+
+impl OutputLock {
+    /// Takes the lock of `target`, or fails at once when another run holds it.
+    pub fn acquire(target: &OutputTarget) -> Result<OutputLock, CommandError> {
+        let path = target.sibling("lock");
+        // The holder deletes the file when it is done; a run that opened the old file
+        // just before then finds it unlinked after locking it, and opens it again.
+        for _ in 0..100 {
+            let file = fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(write_error(&path))?;
+            // SAFETY: `flock` on a descriptor this function owns.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc != 0 {
+                let error = io::Error::last_os_error();
+                if error.kind() == io::ErrorKind::WouldBlock {
+                    return Err(CommandError::Locked {
+                        path: target.path().display().to_string(),
+                        lock: path.display().to_string(),
+                    });
+                }
+                return Err(write_error(&path)(error));
+            }
+            if same_file(&file, &path) {
+                let cleanup = signals::register(&path);
+                return Ok(OutputLock {
+                    file,
+                    path,
+                    _cleanup: cleanup,
+                });
+            }
+        }
+        Err(CommandError::Locked {
+            path: target.path().display().to_string(),
+            lock: path.display().to_string(),
+        })
+    }
+}
+
+/// Whether the open `file` is still the file at `path`.
+fn same_file(file: &fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        // Unlinked while still locked: a waiting run then sees an unlinked file and
+        // opens a fresh one (see `acquire`).
+        if same_file(&self.file, &self.path) {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Swaps two existing folders in one step. `Ok(false)` when the system or the file
+/// system cannot (the caller falls back to two renames).
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let a = CString::new(a.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    let b = CString::new(b.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    // SAFETY: two valid NUL-terminated paths; the syscall reads them only.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let error = io::Error::last_os_error();
+    match error.raw_os_error() {
+        Some(libc::ENOSYS) | Some(libc::EINVAL) | Some(libc::ENOTSUP) => Ok(false),
+        _ => Err(error),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_a: &Path, _b: &Path) -> io::Result<bool> {
+    Ok(false)
+}
+
+/// Puts the folder `new` in place of the existing folder `out`; afterwards `new` names
+/// the old tree. Atomic where [`exchange`] works; else `out` is moved to `retired`,
+/// `new` renamed into place, and the old tree moved back to `new`'s name (on failure
+/// `out` is moved back, so the old output stays).
+fn swap(new: &Path, out: &Path, retired: &Path) -> io::Result<()> {
+    if exchange(new, out)? {
+        return Ok(());
+    }
+    swap_by_renames(new, out, retired)
+}
+
+/// The portable [`swap`]: three renames, the second undone when it fails.
+fn swap_by_renames(new: &Path, out: &Path, retired: &Path) -> io::Result<()> {
+    fs::rename(out, retired)?;
+    if let Err(e) = fs::rename(new, out) {
+        fs::rename(retired, out)?;
+        return Err(e);
+    }
+    fs::rename(retired, new)
+}
+
+/// What writing the output left to say.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// The previous output, in place but not deleted, and why.
+    pub leftover: Option<(PathBuf, io::Error)>,
+}
+
+impl Written {
+    /// A warning for standard error when something was left behind.
+    pub fn warning(&self) -> Option<String> {
+        self.leftover.as_ref().map(|(path, error)| {
+            format!(
+                "warning: the new output is in place, but the previous output could not be deleted from `{}`: {error}\n  hint: delete `{}` by hand",
+                path.display(),
+                path.display()
+            )
+        })
+    }
+}
+
+/// Writes `files` as the folder `out`, replacing the previous output in one atomic
+/// step (see the module documentation). A failure leaves the previous output as it
+/// was; only a folder shipshape wrote (or an empty one) is replaced.
+pub fn write_tree_atomically(out: &Path, files: &OutputFiles) -> Result<Written, CommandError> {
+    OutputSlot::claim(out)?.write(files)
+}
+
+/// An output folder claimed for one run: resolved, locked, and checked to be
+/// shipshape's own. `generate` claims it before generating, so a second run is
+/// refused at once.
+pub struct OutputSlot {
+    target: OutputTarget,
+    given: PathBuf,
+    _lock: OutputLock,
+}
+
+impl OutputSlot {
+    /// Resolves `out`, takes its lock and refuses a folder shipshape did not write.
+    pub fn claim(out: &Path) -> Result<OutputSlot, CommandError> {
+        signals::install();
+        let target = OutputTarget::resolve(out)?;
+        let lock = OutputLock::acquire(&target)?;
+        let path = target.path();
+        if path.exists() && !owned(&path) {
+            return Err(CommandError::ForeignOutput {
+                path: out.display().to_string(),
+            });
+        }
+        Ok(OutputSlot {
+            target,
+            given: out.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    /// Writes `files` as the output folder and releases the lock.
+    pub fn write(self, files: &OutputFiles) -> Result<Written, CommandError> {
+        self.write_with(files, |dir| fs::remove_dir_all(dir))
+    }
+
+    /// [`OutputSlot::write`] with the deletion of the old tree as a parameter (tests
+    /// make it fail).
+    pub fn write_with(
+        self,
+        files: &OutputFiles,
+        remove_old: impl Fn(&Path) -> io::Result<()>,
+    ) -> Result<Written, CommandError> {
+        let target = &self.target;
+        let final_path = target.path();
+        remove_stale_siblings(target);
+        let pid = std::process::id();
+        let staging = target.sibling(&format!("new-{pid}"));
+        let retired = target.sibling(&format!("old-{pid}"));
+        let _staging_cleanup = signals::register(&staging);
+        let _retired_cleanup = signals::register(&retired);
+        fs::create_dir(&staging).map_err(write_error(&staging))?;
+        let written = (|| -> Result<(), CommandError> {
+            for (rel, text) in files {
+                let path = staging.join(rel);
+                if let Some(dir) = path.parent() {
+                    fs::create_dir_all(dir).map_err(write_error(dir))?;
+                }
+                fs::write(&path, text).map_err(write_error(&path))?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = written {
+            let _ = fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+        let swapped = signals::critical(|| {
+            if final_path.exists() {
+                swap(&staging, &final_path, &retired)?;
+                // `staging` now holds the previous output.
+                fs::rename(&staging, &retired)?;
+                Ok(true)
+            } else {
+                fs::rename(&staging, &final_path).map(|()| false)
+            }
+        });
+        match swapped {
+            Err(e) => {
+                let _ = fs::remove_dir_all(&staging);
+                Err(write_error(&self.given)(e))
+            }
+            Ok(false) => Ok(Written::default()),
+            Ok(true) => Ok(Written {
+                leftover: remove_old(&retired).err().map(|e| (retired.clone(), e)),
+            }),
+        }
+    }
+}
+
+/// Deletes `.NAME.shipshape-new-*` and `-old-*` folders of runs that ended without
+/// cleaning up (a `kill -9`). Only called with the lock held, so no live run owns them.
+fn remove_stale_siblings(target: &OutputTarget) {
+    let prefix = format!(".{}.shipshape-", target.name);
+    let Ok(entries) = fs::read_dir(&target.parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let pid_part = rest
+            .strip_prefix("new-")
+            .or_else(|| rest.strip_prefix("old-"));
+        if pid_part.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Reads every file under `dir`, by path relative to it.
+pub fn read_tree(dir: &Path) -> Result<OutputFiles, CommandError> {
+    let mut files = OutputFiles::new();
+    fn visit(root: &Path, dir: &Path, files: &mut OutputFiles) -> Result<(), CommandError> {
+        let entries = fs::read_dir(dir).map_err(|source| CommandError::Read {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| CommandError::Read {
+                path: dir.display().to_string(),
+                source,
+            })?;
+            let path = entry.path();
+            if path.is_dir() {
+                visit(root, &path, files)?;
+            } else {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap_or(&path)
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                files.insert(rel, super::read_text(&path)?);
+            }
+        }
+        Ok(())
+    }
+    if dir.exists() {
+        visit(dir, dir, &mut files)?;
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("shipshape-output-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn files(text: &str) -> OutputFiles {
+        let mut f = OutputFiles::new();
+        f.insert(OUTPUT_MARKER.into(), format!("{OUTPUT_MARKER_HEADER}\n"));
+        f.insert("chart/Chart.yaml".into(), text.into());
+        f
+    }
+
+    fn siblings(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn dot_dot_in_the_path_names_the_same_folder() {
+        let dir = scratch("dotdot");
+        let out = dir.join("p");
+        write_tree_atomically(&out, &files("a")).unwrap();
+        let twisted = dir.join("p").join("..").join("p");
+        write_tree_atomically(&twisted, &files("b")).unwrap();
+        assert_eq!(read_tree(&out).unwrap(), files("b"));
+        assert_eq!(siblings(&dir), ["p"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_folder_without_the_marker_is_refused_and_kept() {
+        let dir = scratch("foreign");
+        let out = dir.join("charts");
+        fs::create_dir_all(out.join("chart")).unwrap();
+        fs::create_dir_all(out.join("docs")).unwrap();
+        fs::write(out.join("chart/Chart.yaml"), "name: mine\n").unwrap();
+        fs::write(out.join("docs/index.md"), "# mine\n").unwrap();
+        let err = write_tree_atomically(&out, &files("x")).unwrap_err();
+        assert!(matches!(err, CommandError::ForeignOutput { .. }), "{err}");
+        assert!(
+            err.to_string().contains(OUTPUT_MARKER),
+            "names the marker: {err}"
+        );
+        assert_eq!(
+            fs::read_to_string(out.join("docs/index.md")).unwrap(),
+            "# mine\n"
+        );
+        assert_eq!(siblings(&dir), ["charts"]);
+        // An empty folder is fine.
+        let empty = dir.join("empty");
+        fs::create_dir(&empty).unwrap();
+        write_tree_atomically(&empty, &files("x")).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_old_tree_that_cannot_be_deleted_is_reported_not_rolled_back() {
+        let dir = scratch("leftover");
+        let out = dir.join("out");
+        write_tree_atomically(&out, &files("a")).unwrap();
+        let written = OutputSlot::claim(&out)
+            .unwrap()
+            .write_with(&files("b"), |_| {
+                Err(io::Error::from_raw_os_error(libc::EPERM))
+            })
+            .unwrap();
+        assert_eq!(
+            read_tree(&out).unwrap(),
+            files("b"),
+            "the new output is in place"
+        );
+        let warning = written.warning().unwrap();
+        assert!(
+            warning.starts_with("warning: the new output is in place, but the previous output could not be deleted from `")
+                && warning.contains(".out.shipshape-old-"),
+            "{warning}"
+        );
+        let (leftover, _) = written.leftover.unwrap();
+        assert_eq!(read_tree(&leftover).unwrap(), files("a"));
+        // The next run deletes what the earlier one left.
+        write_tree_atomically(&out, &files("c")).unwrap();
+        assert_eq!(siblings(&dir), ["out"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_held_lock_refuses_a_second_run() {
+        let dir = scratch("lock");
+        let out = dir.join("out");
+        write_tree_atomically(&out, &files("a")).unwrap();
+        let target = OutputTarget::resolve(&out).unwrap();
+        let held = OutputLock::acquire(&target).unwrap();
+        let err = write_tree_atomically(&out, &files("b")).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("another shipshape run holds `{}`", out.display())),
+            "{err}"
+        );
+        assert_eq!(read_tree(&out).unwrap(), files("a"));
+        drop(held);
+        assert_eq!(siblings(&dir), ["out"], "the lock file goes with the lock");
+        write_tree_atomically(&out, &files("b")).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_in_the_way_is_refused() {
+        let dir = scratch("file");
+        let out = dir.join("out");
+        fs::write(&out, "x").unwrap();
+        let err = write_tree_atomically(&out, &files("a")).unwrap_err();
+        assert!(
+            err.to_string().contains("it is a file, not a folder"),
+            "{err}"
+        );
+        assert_eq!(fs::read_to_string(&out).unwrap(), "x");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn both_swaps_leave_the_old_tree_under_the_new_name() {
+        let dir = scratch("swap");
+        let (a, b, r) = (dir.join("a"), dir.join("b"), dir.join("r"));
+        for swap in [swap, swap_by_renames] {
+            let _ = fs::remove_dir_all(&a);
+            let _ = fs::remove_dir_all(&b);
+            fs::create_dir_all(a.join("x")).unwrap();
+            fs::create_dir_all(b.join("y")).unwrap();
+            swap(&a, &b, &r).unwrap();
+            assert!(b.join("x").exists() && a.join("y").exists() && !r.exists());
+        }
+        // A failing second rename moves the old tree back.
+        fs::remove_dir_all(&a).unwrap();
+        let err = swap_by_renames(&a, &b, &r).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(b.join("x").exists() && !r.exists());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
