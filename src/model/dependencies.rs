@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 /// The PgBouncer in front of PostgreSQL, if any.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct PostgresPooler {
     /// Whether connections go through PgBouncer.
     pub enabled: bool,
@@ -79,7 +79,7 @@ pub struct RedisAllocation {
 
 /// The declared connection budgets every preset must fit (see the capacity formula).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct DependencyCapacity {
     /// Old ReplicaSets whose pods may still hold connections during a rollout.
     #[serde(default = "one")]

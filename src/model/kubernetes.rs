@@ -79,7 +79,7 @@ pub enum Quantity {
 
 /// CPU and memory requests and limits of one container.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct Resources {
     /// What the scheduler reserves for the container (`cpu`, `memory`).
     #[serde(default)]
@@ -158,7 +158,7 @@ pub(crate) fn unavailable_schema(_: &mut schemars::SchemaGenerator) -> schemars:
 /// The rolling-update strategy of a Deployment. `maxSurge` and `maxUnavailable` are
 /// never both 0 (Kubernetes refuses it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct RollingUpdate {
     /// Pods created above the desired count during a rollout: a number or a percentage
     /// (rounded up, as Kubernetes does).
@@ -181,7 +181,7 @@ impl Default for RollingUpdate {
 
 /// The api's Service.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct ServiceValues {
     /// Service type.
     #[schemars(extend("enum" = ["ClusterIP", "NodePort", "LoadBalancer"]))]
@@ -207,7 +207,7 @@ impl Default for ServiceValues {
 
 /// A PodDisruptionBudget for the workload.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct DisruptionBudget {
     /// Render the PodDisruptionBudget.
     pub enabled: bool,
@@ -228,7 +228,7 @@ impl Default for DisruptionBudget {
 
 /// A NetworkPolicy selecting this workload's pods by component.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct NetworkPolicyValues {
     /// Render the NetworkPolicy. Pods that serve nothing get a deny-all-ingress policy;
     /// the api admits traffic to its `http` port.
@@ -255,7 +255,7 @@ pub const IN_FLIGHT_METRIC: &str = "http_server_requests_active_seconds_count";
 
 /// How fast the autoscaler may remove pods.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct ScaleDown {
     /// Seconds of lower load before scale-in starts.
     #[schemars(range(min = 0, max = 3600))]
@@ -281,7 +281,7 @@ impl Default for ScaleDown {
 
 /// The HorizontalPodAutoscaler of the api.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct Autoscaling {
     /// Render the HPA (the Deployment then has no `replicas`).
     pub enabled: bool,
@@ -327,7 +327,7 @@ impl Default for Autoscaling {
 
 /// The KEDA ScaledObject of the api (needs KEDA in the cluster).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct KedaValues {
     /// Render the ScaledObject instead of an HPA.
     pub enabled: bool,
@@ -387,7 +387,7 @@ pub(crate) fn default_pull_policy() -> String {
 
 /// The ServiceAccount the pods run as.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct ServiceAccountValues {
     /// Create the ServiceAccount.
     pub create: bool,
@@ -411,7 +411,7 @@ impl Default for ServiceAccountValues {
 
 /// Where the application's configuration file is mounted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct ConfigFileValues {
     /// File name inside the mount (the content is JSON, which YAML readers accept too).
     #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"))]
