@@ -73,6 +73,7 @@ pub fn values_schema(spec: &Spec) -> Value {
             spec.shared_stores().iter().map(|s| s.to_string()).collect::<Vec<_>>().iter(),
         ),
         "storeRedis": gen.subschema_for::<StoreRedis>().to_value(),
+        "secrets": secrets_schema(spec),
         "scheduling": {"allOf": [
             gen.subschema_for::<Scheduling>().to_value(),
             {"properties": {"pools": close_map(
@@ -115,7 +116,7 @@ pub fn values_schema(spec: &Spec) -> Value {
         "title": format!("Values of the {} chart", spec.chart.name),
         "type": "object",
         "properties": properties,
-        "required": ["capacityPlan", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "replicaStrict", "stores", "storeRedis", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads"],
+        "required": ["capacityPlan", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "replicaStrict", "stores", "storeRedis", "secrets", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads"],
         "additionalProperties": false,
         "definitions": Value::Object(definitions.into_iter().collect()),
     });
@@ -167,6 +168,42 @@ pub const API_RULES: &[InstallTimeRule] = &[InstallTimeRule {
     description: "`autoscaling.enabled` and `keda.enabled` are never both true",
     schema: r#"{"not": {"required": ["autoscaling", "keda"], "properties": {"autoscaling": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}, "keda": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}}"#,
 }];
+
+/// `secrets`: `data` holds only the declared keys; without an `existingSecret` it
+/// must hold every one of them, not empty, so Helm refuses an install that would
+/// start pods without a key the application requires.
+fn secrets_schema(spec: &Spec) -> Value {
+    let keys: Vec<&String> = spec.secrets.keys.keys().collect();
+
+    let mut schema = json!({
+        "description": "Where the application's secret keys come from: an existing Secret, or `data` for a Secret the chart creates (evaluation).",
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["existingSecret", "data"],
+        "properties": {
+            "existingSecret": {"description": "An existing Secret holding every key the spec declares; empty: the chart creates `<release>-secrets` from `data`.", "type": "string"},
+            "data": {"description": "The keys' values when the chart creates the Secret.", "type": "object", "additionalProperties": {"type": "string"}},
+        }
+    });
+    // Only the declared keys (an empty `enum` is not valid draft-07).
+    schema["properties"]["data"]["propertyNames"] = if keys.is_empty() {
+        json!({"not": {}})
+    } else {
+        json!({"enum": keys})
+    };
+    if !keys.is_empty() {
+        let filled: Map<String, Value> = keys
+            .iter()
+            .map(|k| ((*k).clone(), json!({"minLength": 1})))
+            .collect();
+        schema["allOf"] = json!([{
+            "description": "secrets.required-keys: without `existingSecret`, `data` holds every key the application requires",
+            "if": {"properties": {"existingSecret": {"const": ""}}},
+            "then": {"properties": {"data": {"required": keys, "properties": filled}}},
+        }]);
+    }
+    schema
+}
 
 /// Every install-time rule of the chart: `(values path, rule id, what it refuses)`.
 pub fn install_time_rules(spec: &Spec) -> Vec<(String, &'static str, String)> {

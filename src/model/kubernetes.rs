@@ -193,6 +193,10 @@ pub struct ServiceValues {
     /// Annotations of the Service.
     #[serde(default)]
     pub annotations: BTreeMap<String, String>,
+    /// Labels added to the Service (the chart's own labels cannot be overridden).
+    #[serde(default)]
+    #[schemars(extend("propertyNames" = {"not": {"enum": crate::model::RESERVED_LABELS}}))]
+    pub labels: BTreeMap<String, String>,
 }
 
 impl Default for ServiceValues {
@@ -201,6 +205,7 @@ impl Default for ServiceValues {
             service_type: "ClusterIP".into(),
             port: 80,
             annotations: BTreeMap::new(),
+            labels: BTreeMap::new(),
         }
     }
 }
@@ -237,6 +242,14 @@ pub struct NetworkPolicyValues {
     /// admits every source.
     #[serde(default)]
     pub from: Vec<Map<String, Value>>,
+    /// Allow DNS lookups (UDP and TCP port 53 to the cluster's `kube-dns` pods); with it
+    /// or with `egress`, the policy restricts egress too.
+    #[serde(default)]
+    pub allow_dns: bool,
+    /// Egress rules (Kubernetes `NetworkPolicyEgressRule` objects); empty and no
+    /// `allowDns`: egress is not restricted.
+    #[serde(default)]
+    pub egress: Vec<Map<String, Value>>,
 }
 
 impl Default for NetworkPolicyValues {
@@ -244,6 +257,8 @@ impl Default for NetworkPolicyValues {
         NetworkPolicyValues {
             enabled: true,
             from: Vec::new(),
+            allow_dns: false,
+            egress: Vec::new(),
         }
     }
 }
@@ -379,6 +394,11 @@ pub struct ImageValues {
     #[serde(default = "default_pull_policy")]
     #[schemars(extend("enum" = ["Always", "IfNotPresent", "Never"]))]
     pub pull_policy: String,
+    /// Image digest (`sha256:...`); when set the image is pulled by digest and the tag
+    /// is not used.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^(sha256:[a-f0-9]{64})?$"))]
+    pub digest: String,
 }
 
 pub(crate) fn default_pull_policy() -> String {
@@ -575,4 +595,28 @@ impl Default for ServiceMonitorValues {
             labels: BTreeMap::new(),
         }
     }
+}
+
+/// The application's secrets, as the spec declares them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct SecretsSpec {
+    /// The keys the application requires, with what each holds: every container gets
+    /// each as the env var of the same name, from the Secret.
+    #[schemars(extend("propertyNames" = {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}))]
+    pub keys: BTreeMap<String, String>,
+    /// The Secret the cluster holds with every key (the default of
+    /// `secrets.existingSecret`; required when `keys` is not empty).
+    pub existing_secret: String,
+}
+
+/// Where the application's secret keys come from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct SecretsValues {
+    /// An existing Secret holding every key the spec declares. Empty: the chart
+    /// creates `<release>-secrets` from `data` (for evaluation; it must hold every key).
+    pub existing_secret: String,
+    /// The keys' values when the chart creates the Secret.
+    pub data: BTreeMap<String, String>,
 }

@@ -133,6 +133,9 @@ workload_values! {
         pub service: ServiceValues = ServiceValues::default(),
         /// Rolling-update strategy.
         pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds a new pod must be ready before it counts as available.
+        #[schemars(range(min = 0))]
+        pub min_ready_seconds: u32 = 0,
         /// Seconds a terminating pod keeps serving open streams (a `preStop` sleep) before
         /// the process is told to stop.
         #[schemars(range(min = 0))]
@@ -172,6 +175,9 @@ workload_values! {
         pub replica_count: u32 = 1,
         /// Rolling-update strategy.
         pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds a new pod must be ready before it counts as available.
+        #[schemars(range(min = 0))]
+        pub min_ready_seconds: u32 = 0,
         /// Seconds Kubernetes waits for a pod to stop.
         #[schemars(range(min = 0))]
         pub termination_grace_period_seconds: u32 = 60,
@@ -194,6 +200,9 @@ workload_values! {
         pub replica_count: u32 = 1,
         /// Rolling-update strategy.
         pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds a new pod must be ready before it counts as available.
+        #[schemars(range(min = 0))]
+        pub min_ready_seconds: u32 = 0,
         /// Seconds Kubernetes waits for a pod to stop.
         #[schemars(range(min = 0))]
         pub termination_grace_period_seconds: u32 = 60,
@@ -214,6 +223,9 @@ workload_values! {
         pub replica_count: u32 = 1,
         /// Rolling-update strategy.
         pub rolling_update: RollingUpdate = RollingUpdate::default(),
+        /// Seconds a new pod must be ready before it counts as available.
+        #[schemars(range(min = 0))]
+        pub min_ready_seconds: u32 = 0,
         /// Seconds Kubernetes waits for a pod to stop.
         #[schemars(range(min = 0))]
         pub termination_grace_period_seconds: u32 = 60,
@@ -235,5 +247,34 @@ workload_values! {
         /// Seconds the Job may run before it is stopped.
         #[schemars(range(min = 1))]
         pub active_deadline_seconds: u32 = 600,
+        /// When the hook runs: `pre` (before the release's objects, the default) or
+        /// `post` (after them, e.g. when migrations need the release's Secrets).
+        pub hook_phase: HookPhase = HookPhase::Pre,
+        /// The Job pod's restart policy.
+        pub restart_policy: JobRestartPolicy = JobRestartPolicy::Never,
+        /// Seconds after the Job finishes before Kubernetes deletes it (0: kept until
+        /// the next hook run deletes it).
+        #[schemars(range(min = 0))]
+        pub ttl_seconds_after_finished: u32 = 0,
+        /// The ServiceAccount the Job runs as (empty: the namespace's default; a `pre`
+        /// hook runs before the release's own ServiceAccount exists).
+        pub service_account_name: String = String::new(),
     }
+}
+
+/// When the migrate hook runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum HookPhase {
+    /// `pre-install,pre-upgrade`.
+    Pre,
+    /// `post-install,post-upgrade`.
+    Post,
+}
+
+/// A Job pod's restart policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum JobRestartPolicy {
+    Never,
+    OnFailure,
 }

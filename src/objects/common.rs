@@ -122,25 +122,39 @@ pub fn metadata(spec: &Spec, name: Expr, component: Option<&str>, more: Vec<MapP
     })
 }
 
-/// The annotations of a `pre-install,pre-upgrade` hook.
-pub fn hook_annotations(weight: &str, delete_policy: &str) -> Node {
+/// The annotations of the migrate workload's hooks: `pre-install,pre-upgrade` or
+/// `post-install,post-upgrade` by its `hookPhase`.
+pub fn hook_annotations(w: &Workload<'_>, weight: &str, delete_policy: &str) -> Node {
+    let post = Expr::StrEq(Box::new(val(&w.value("hookPhase"))), Box::new(lit("post")));
+    let phase = Expr::If(
+        Box::new(post),
+        Box::new(lit("post-install,post-upgrade")),
+        Box::new(lit("pre-install,pre-upgrade")),
+    );
     manifest!({
-        "helm.sh/hook": "pre-install,pre-upgrade",
+        "helm.sh/hook": (phase),
         "helm.sh/hook-weight": (weight),
         "helm.sh/hook-delete-policy": (delete_policy),
     })
 }
 
-/// `<repository>:<tag, or the chart's appVersion>`.
+/// `<repository>@<digest>` when a digest is set, else `<repository>:<tag, or the
+/// chart's appVersion>`.
 pub fn image() -> Expr {
-    Expr::Concat(vec![
-        val(&ValuePath::new(["image", "repository"])),
-        lit(":"),
-        Expr::Default(
-            Box::new(Expr::Builtin(Builtin::ChartAppVersion)),
-            Box::new(val(&ValuePath::new(["image", "tag"]))),
-        ),
-    ])
+    let repository = val(&ValuePath::new(["image", "repository"]));
+    let digest = val(&ValuePath::new(["image", "digest"]));
+    Expr::If(
+        Box::new(digest.clone()),
+        Box::new(Expr::Concat(vec![repository.clone(), lit("@"), digest])),
+        Box::new(Expr::Concat(vec![
+            repository,
+            lit(":"),
+            Expr::Default(
+                Box::new(Expr::Builtin(Builtin::ChartAppVersion)),
+                Box::new(val(&ValuePath::new(["image", "tag"]))),
+            ),
+        ])),
+    )
 }
 
 /// Whether an autoscaler owns the workload's replica count (only the api class has one).

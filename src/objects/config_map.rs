@@ -96,7 +96,7 @@ pub fn config_map(spec: &Spec) -> Document {
 /// ConfigMap exists on first install.
 pub fn hook_config_map(w: &Workload<'_>) -> Document {
     let annotations = manifest!(entries {
-        "annotations": (hook_annotations("-10", "before-hook-creation")),
+        "annotations": (hook_annotations(w, "-10", "before-hook-creation")),
     });
     Document {
         file: format!("{}-configmap.yaml", w.name),

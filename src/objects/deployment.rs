@@ -4,7 +4,7 @@ use crate::expr::Expr;
 use crate::manifest;
 use crate::objects::common::{autoscaled, metadata, selector_labels};
 use crate::objects::pod::pod_template;
-use crate::objects::tree::Document;
+use crate::objects::tree::{if_set, Document};
 use crate::objects::Workload;
 
 pub fn deployment(w: &Workload<'_>) -> Document {
@@ -20,6 +20,7 @@ pub fn deployment(w: &Workload<'_>) -> Document {
             "metadata": (metadata(w.spec, w.object_name(), Some(w.name), vec![])),
             "spec": {
                 "replicas" if (fixed_replicas): (w.value("replicaCount")),
+                ..(if_set("minReadySeconds", &w.value("minReadySeconds"))),
                 "selector": { "matchLabels": { ..(selector_labels(w.spec, Some(w.name))) } },
                 "strategy": {
                     "type": "RollingUpdate",

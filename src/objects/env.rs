@@ -110,12 +110,19 @@ pub fn secret_url_servers(spec: &Spec, declared: &Value) -> Vec<String> {
 /// The container's `env`: the managed entries, then the user's.
 pub fn managed_and_user_env(w: &Workload<'_>) -> Node {
     let managed: Vec<ListPart> = managed_env(w).into_iter().map(|(p, _)| p).collect();
-    manifest!([..(managed), ..(items_of(&w.value("env")))])
+    manifest!([
+        ..(managed),
+        ..(crate::objects::secret::secret_env(w.spec)),
+        ..(items_of(&w.value("env"))),
+    ])
 }
 
 /// When the container has any `env` at all.
 pub fn env_conditions(w: &Workload<'_>) -> Vec<Expr> {
     let mut conditions: Vec<Expr> = managed_env(w).into_iter().map(|(_, c)| c).collect();
+    if !w.spec.secrets.keys.is_empty() {
+        conditions.push(lit(true));
+    }
     conditions.push(val(&w.value("env")));
     conditions
 }

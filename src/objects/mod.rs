@@ -8,7 +8,8 @@
 //!
 //! - [`common`]: names, labels, metadata and the image, the parts every kind shares
 //!   (names, labels and the configuration are named templates of `_helpers.tpl`).
-//! - [`service_account`], [`config_map`], [`capacity_config_map`]: the chart's own.
+//! - [`service_account`], [`config_map`], [`capacity_config_map`], [`secret`]: the
+//!   chart's own.
 //! - [`deployment`], [`job`] with [`pod`] (pod template, container) and [`env`] (the
 //!   env the chart manages): the workloads.
 //! - [`service`], [`ingress`], [`service_monitor`], [`disruption_budget`], [`network_policy`], [`autoscaler`],
@@ -26,6 +27,7 @@ pub mod job;
 pub mod network_policy;
 pub mod pod;
 pub mod scaled_object;
+pub mod secret;
 pub mod service;
 pub mod service_account;
 pub mod service_monitor;
@@ -43,6 +45,9 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
         config_map::config_map(spec),
         capacity_config_map::capacity_config_map(spec),
     ];
+    if !spec.secrets.keys.is_empty() {
+        docs.push(secret::secret(spec));
+    }
     for (name, workload) in spec.workloads.all() {
         let declared = workload.to_values();
         let w = Workload {

@@ -1,12 +1,27 @@
 //! A NetworkPolicy per workload: the api admits its `http` port (from `from` when
-//! set); every other class admits nothing, since it serves nothing.
+//! set); every other class admits nothing, since it serves nothing. Egress is
+//! restricted only when `allowDns` or `egress` rules are set.
 
-use crate::expr::{val, Expr};
+use crate::expr::{lit, val, Expr};
 use crate::manifest;
 use crate::objects::common::{metadata, selector_labels};
-use crate::objects::tree::{if_set, Document, Node};
+use crate::objects::tree::{if_set, items_of, Document, Node};
 use crate::objects::Workload;
 use crate::spec::WorkloadClass;
+
+/// DNS lookups to the cluster's `kube-dns` pods, on UDP and TCP port 53.
+fn dns_rule() -> Node {
+    manifest!({
+        "to": [{
+            "namespaceSelector": {},
+            "podSelector": { "matchLabels": { "k8s-app": "kube-dns" } },
+        }],
+        "ports": [
+            { "port": (lit(53)), "protocol": "UDP" },
+            { "port": (lit(53)), "protocol": "TCP" },
+        ],
+    })
+}
 
 pub fn network_policy(w: &Workload<'_>) -> Document {
     let np = w.value("networkPolicy");
@@ -19,6 +34,7 @@ pub fn network_policy(w: &Workload<'_>) -> Document {
         // No ingress rule: nothing may connect to a pod that serves nothing.
         manifest!([])
     };
+    let restricts_egress = Expr::Or(vec![val(&np.child("allowDns")), val(&np.child("egress"))]);
     Document {
         file: format!("{}-networkpolicy.yaml", w.name),
         when: Some(Expr::And(vec![w.enabled(), val(&np.child("enabled"))])),
@@ -28,8 +44,12 @@ pub fn network_policy(w: &Workload<'_>) -> Document {
             "metadata": (metadata(w.spec, w.object_name(), Some(w.name), vec![])),
             "spec": {
                 "podSelector": { "matchLabels": { ..(selector_labels(w.spec, Some(w.name))) } },
-                "policyTypes": ["Ingress"],
+                "policyTypes": ["Ingress", "Egress" if (restricts_egress.clone())],
                 "ingress": (ingress),
+                "egress" if (restricts_egress): [
+                    (dns_rule()) if (val(&np.child("allowDns"))),
+                    ..(items_of(&np.child("egress"))),
+                ],
             },
         }),
     }

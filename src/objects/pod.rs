@@ -6,6 +6,7 @@ use crate::manifest;
 use crate::objects::common::{config_map_name, image, service_account_name, standard_labels};
 use crate::objects::config_map::config_checksum;
 use crate::objects::env::{env_conditions, managed_and_user_env};
+use crate::objects::secret::secrets_checksum;
 use crate::objects::tree::{entries_of, if_set, items_of, Node};
 use crate::objects::Workload;
 use crate::spec::WorkloadClass;
@@ -14,8 +15,12 @@ use crate::spec::WorkloadClass;
 pub fn pod_template(w: &Workload<'_>) -> Node {
     let migrate = w.class == WorkloadClass::Migrate;
     let account = if migrate {
-        // Hooks run before the release's ServiceAccount exists on first install.
-        manifest!(entries { "restartPolicy": "Never" })
+        // A pre hook runs before the release's ServiceAccount exists on first install:
+        // the Job names its own, if any.
+        manifest!(entries {
+            "restartPolicy": (w.value("restartPolicy")),
+            ..(if_set("serviceAccountName", &w.value("serviceAccountName"))),
+        })
     } else {
         manifest!(entries { "serviceAccountName": (service_account_name()) })
     };
@@ -32,6 +37,11 @@ pub fn pod_template(w: &Workload<'_>) -> Node {
     } else {
         config_map_name(w.spec)
     };
+    let secrets_checksum = if w.spec.secrets.keys.is_empty() {
+        vec![]
+    } else {
+        manifest!(entries { "checksum/secrets": (secrets_checksum()) })
+    };
     manifest!({
         "metadata": {
             "labels": {
@@ -40,6 +50,7 @@ pub fn pod_template(w: &Workload<'_>) -> Node {
             },
             "annotations": {
                 "checksum/config": (config_checksum(w.spec)),
+                ..(secrets_checksum),
                 ..(entries_of(&w.value("podAnnotations"))),
             },
         },

@@ -2,7 +2,7 @@
 
 use crate::expr::val;
 use crate::manifest;
-use crate::objects::common::{metadata, selector_labels};
+use crate::objects::common::{selector_labels, standard_labels};
 use crate::objects::tree::{entries_of, Document};
 use crate::objects::Workload;
 
@@ -18,7 +18,14 @@ pub fn service(w: &Workload<'_>) -> Document {
         root: manifest!({
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": (metadata(w.spec, w.object_name(), Some(w.name), more)),
+            "metadata": {
+                "name": (w.object_name()),
+                "labels": {
+                    ..(standard_labels(w.spec, Some(w.name))),
+                    ..(entries_of(&svc.child("labels"))),
+                },
+                ..(more),
+            },
             "spec": {
                 "type": (svc.child("type")),
                 "selector": { ..(selector_labels(w.spec, Some(w.name))) },

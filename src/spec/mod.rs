@@ -51,6 +51,9 @@ pub struct Spec {
     /// The Redis server shared stores use.
     #[serde(default)]
     pub store_redis: StoreRedis,
+    /// The keys the application reads from a Secret, each as the env var of its name.
+    #[serde(default)]
+    pub secrets: crate::model::SecretsSpec,
     /// Scheduled jobs and pools.
     #[serde(default)]
     pub scheduling: Scheduling,
@@ -362,6 +365,13 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
         message,
         hint: hint.to_string(),
     };
+    if !spec.secrets.keys.is_empty() && spec.secrets.existing_secret.is_empty() {
+        return Err(invalid(
+            "secrets.existingSecret".into(),
+            "the spec declares secret keys but no Secret that holds them".into(),
+            "name the Secret your cluster holds (`secrets.existingSecret`); a preset may instead set `secrets.existingSecret: \"\"` and `secrets.data` for the chart to create one",
+        ));
+    }
     if !is_dns_label(&spec.chart.name, 53) {
         return Err(invalid(
             "chart.name".into(),

@@ -100,6 +100,11 @@ pub fn default_values(spec: &Spec) -> Value {
         .collect();
     root.insert("stores".into(), Value::Object(stores));
     root.insert("storeRedis".into(), to_json(&spec.store_redis));
+    let secrets = crate::model::SecretsValues {
+        existing_secret: spec.secrets.existing_secret.clone(),
+        data: Default::default(),
+    };
+    root.insert("secrets".into(), to_json(&secrets));
     root.insert("scheduling".into(), to_json(&spec.scheduling));
     root.insert("managedEnv".into(), to_json(&spec.managed_env));
     root.insert("postgresPooler".into(), to_json(&spec.postgres_pooler));

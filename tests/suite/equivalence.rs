@@ -317,8 +317,15 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
             json!({"maxSurge": 0, "maxUnavailable": 1})
         };
         maybe(rng, "rollingUpdate", surge);
-        let np = json!({"enabled": rng.chance(50)});
+        let egress = if rng.chance(50) {
+            json!([{"to": [{"ipBlock": {"cidr": "10.0.0.0/8"}}], "ports": [{"port": 5432}]}])
+        } else {
+            json!([])
+        };
+        let np = json!({"enabled": rng.chance(50), "allowDns": rng.chance(50), "egress": egress});
         maybe(rng, "networkPolicy", np);
+        let ready = *rng.pick(&[0u64, 10, 2147483647]);
+        maybe(rng, "minReadySeconds", json!(ready));
     }
     if class == WorkloadClass::Api {
         let drain = upto(rng, &plan["drainSeconds"]);
@@ -328,7 +335,7 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
             .unwrap_or(0.0) as u64
             + *rng.pick(&[0u64, 30, 1000000]);
         maybe(rng, "terminationGracePeriodSeconds", json!(grace));
-        let svc = json!({"type": "ClusterIP", "port": 8443, "annotations": string_map(rng, &[])});
+        let svc = json!({"type": "ClusterIP", "port": 8443, "annotations": string_map(rng, &[]), "labels": string_map(rng, &[])});
         maybe(rng, "service", svc);
         let pdb = json!({"enabled": rng.chance(50), "maxUnavailable": "50%"});
         maybe(rng, "podDisruptionBudget", pdb);
@@ -339,6 +346,14 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
     if class == WorkloadClass::Migrate {
         let backoff = json!(rng.below(4));
         maybe(rng, "backoffLimit", backoff);
+        let phase = json!(*rng.pick(&["pre", "post"]));
+        maybe(rng, "hookPhase", phase);
+        let restart = json!(*rng.pick(&["Never", "OnFailure"]));
+        maybe(rng, "restartPolicy", restart);
+        let ttl = json!(*rng.pick(&[0u64, 300]));
+        maybe(rng, "ttlSecondsAfterFinished", ttl);
+        let account = hostile(rng);
+        maybe(rng, "serviceAccountName", account);
     }
     Value::Object(w)
 }
@@ -373,7 +388,7 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
     if rng.chance(60) {
         root.insert(
             "image".into(),
-            json!({"repository": hostile(rng), "tag": hostile(rng)}),
+            json!({"repository": hostile(rng), "tag": hostile(rng), "digest": if rng.chance(30) { json!(format!("sha256:{}", "ab".repeat(32))) } else { json!("") }}),
         );
     }
     if rng.chance(60) {

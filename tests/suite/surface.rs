@@ -153,3 +153,75 @@ fn custom_kinds_validate_against_the_shipped_crd_schemas() {
         "{checked:?}"
     );
 }
+
+/// Secrets: without an existing Secret, both Helms refuse an install whose `data`
+/// lacks a key the application requires (or has one it does not declare); the pods
+/// read every declared key from whichever Secret holds them, and roll when the values
+/// change.
+#[test]
+fn a_missing_secret_key_is_refused_at_install_and_keys_reach_every_container() {
+    let spec_path = repo_root().join("examples/web-shop/shipshape.yaml");
+    let spec = load_spec(&std::fs::read_to_string(&spec_path).unwrap(), "web-shop").unwrap();
+    assert!(spec.secrets.keys.len() >= 2);
+    let scratch = Scratch::new("secrets");
+    let outputs = write_generated(&spec, scratch.path());
+    let chart = scratch.path().join("chart");
+    let evaluation = chart.join("values-evaluation.yaml");
+    let evaluation = evaluation.to_str().unwrap();
+    assert_helm_schema_verdicts(
+        &chart,
+        scratch.path(),
+        &[
+            &["-f", evaluation, "--set", "secrets.data.STRIPE_API_KEY="],
+            &["-f", evaluation, "--set", "secrets.data.UNDECLARED=x"],
+            &["--set", "secrets.existingSecret="],
+        ],
+        &[
+            &["-f", evaluation],
+            &[
+                "-f",
+                evaluation,
+                "--set",
+                "secrets.existingSecret=shop-vault",
+            ],
+            &[],
+        ],
+    );
+    // The default render reads every key from the existing Secret; the evaluation
+    // render creates the Secret and reads from it.
+    for (preset, secret) in [
+        ("default", "web-shop-credentials"),
+        ("evaluation", "release-name-secrets"),
+    ] {
+        let objects = parse_objects(&outputs[&format!("rendered/{preset}.yaml")]);
+        let created = objects.iter().any(|o| o["kind"] == "Secret");
+        assert_eq!(
+            created,
+            preset == "evaluation",
+            "{preset}: Secret created: {created}"
+        );
+        let mut containers = 0;
+        for o in objects
+            .iter()
+            .filter(|o| matches!(o["kind"].as_str(), Some("Deployment" | "Job")))
+        {
+            let pod = &o["spec"]["template"];
+            assert!(
+                pod["metadata"]["annotations"]["checksum/secrets"].is_string(),
+                "{preset}: {} has no checksum/secrets",
+                o["metadata"]["name"]
+            );
+            let env = pod["spec"]["containers"][0]["env"].as_array().unwrap();
+            for key in spec.secrets.keys.keys() {
+                let entry = env
+                    .iter()
+                    .find(|e| e["name"] == key.as_str())
+                    .unwrap_or_else(|| panic!("{preset}: {} lacks {key}", o["metadata"]["name"]));
+                assert_eq!(entry["valueFrom"]["secretKeyRef"]["name"], secret);
+                assert_eq!(entry["valueFrom"]["secretKeyRef"]["key"], key.as_str());
+            }
+            containers += 1;
+        }
+        assert!(containers >= 3, "{preset}: {containers} workloads");
+    }
+}
