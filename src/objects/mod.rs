@@ -919,17 +919,15 @@ fn env_conditions(w: &Workload<'_>) -> Vec<Expr> {
 /// `<release>-dependency-capacity`: the peak connections of the values being
 /// installed, computed by the template from the same inputs as the capacity guard.
 fn capacity_config_map(spec: &Spec) -> Document {
-    use crate::capacity::formula::workload_exprs;
-    let budget = ValuePath::new(["dependencyCapacity"]);
-    let workloads = workload_exprs(spec);
+    let capacity = crate::capacity::capacity_exprs(spec);
     let int = |e: Expr| Node::Leaf(Expr::IntString(Box::new(e)));
     let mut data = MapBuilder::new()
         .entry("formula", Node::text(crate::capacity::FORMULA))
         .entry(
             "retiringGenerations",
-            int(val(&budget.child("retiringGenerations"))),
+            int(crate::capacity::formula::retiring_generations()),
         );
-    for w in &workloads {
+    for w in &capacity.workloads {
         data = data
             .entry(&format!("{}.maxPods", w.name), int(w.max_pods.clone()))
             .entry(&format!("{}.surgePods", w.name), int(w.surge_pods.clone()))
@@ -943,43 +941,20 @@ fn capacity_config_map(spec: &Spec) -> Document {
             )
             .entry(&format!("{}.redis", w.name), int(w.redis_connections(None)));
     }
-    let pg = budget.child("postgres");
-    let mut pg_peak: Vec<Expr> = workloads.iter().map(|w| w.postgres_connections()).collect();
-    pg_peak.extend(
-        spec.dependency_capacity
-            .postgres
-            .reservations
-            .keys()
-            .map(|k| val(&pg.child("reservations").child(k))),
-    );
-    data = data.entry("postgres.peak", int(Expr::Add(pg_peak))).entry(
-        "postgres.budget",
-        int(Expr::Sub(
-            Box::new(val(&pg.child("maxConnections"))),
-            Box::new(val(&pg.child("reserve"))),
-        )),
-    );
-    let redis = budget.child("redis");
-    let mut redis_peak: Vec<Expr> = workloads
-        .iter()
-        .map(|w| w.redis_connections(None))
-        .collect();
-    redis_peak.push(val(&redis.child("reservedClients")));
     data = data
-        .entry("redis.peak", int(Expr::Add(redis_peak)))
-        .entry("redis.budget", int(val(&redis.child("maxConnections"))));
-    for server in spec.dependency_capacity.redis.servers.keys() {
-        let server_path = redis.child("servers").child(server);
-        let mut peak: Vec<Expr> = workloads
-            .iter()
-            .map(|w| w.redis_connections(Some(server)))
-            .collect();
-        peak.push(val(&server_path.child("reservedClients")));
+        .entry("postgres.peak", int(capacity.postgres_peak()))
+        .entry("postgres.budget", int(capacity.postgres_budget()))
+        .entry("redis.peak", int(capacity.redis_peak()))
+        .entry("redis.budget", int(capacity.redis_max_connections.clone()));
+    for server in &capacity.redis_servers {
         data = data
-            .entry(&format!("redis.{server}.peak"), int(Expr::Add(peak)))
             .entry(
-                &format!("redis.{server}.maxClients"),
-                int(val(&server_path.child("maxClients"))),
+                &format!("redis.{}.peak", server.name),
+                int(capacity.redis_server_peak(server)),
+            )
+            .entry(
+                &format!("redis.{}.maxClients", server.name),
+                int(server.max_clients.clone()),
             );
     }
     Document {

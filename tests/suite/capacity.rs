@@ -3,7 +3,7 @@
 
 use crate::support::*;
 use serde_json::Value;
-use shipshape::capacity::formula::capacity_report;
+use shipshape::capacity::capacity_report;
 use shipshape::generate::generate_outputs;
 use shipshape::spec::{load_spec, Spec};
 use shipshape::values::presets::{preset_values, presets};
