@@ -4,7 +4,7 @@
 
 use crate::capacity::explain::{CapacityFinding, Resource};
 use crate::capacity::formula::{surge_pods, CapacityExprs, WorkloadExprs};
-use crate::capacity::report::{Capacity, CapacityReport, Total};
+use crate::capacity::report::{capacity_report, Capacity, CapacityReport, Total};
 use crate::capacity::tables::{format_markdown, format_table};
 use crate::capacity::FORMULA;
 use crate::expr::{lit, val, EvalContext, Expr, ValuePath};
@@ -950,4 +950,418 @@ fn formula_is_one_lowercase_paragraph() {
     assert!(FORMULA.starts_with("peak processes"));
     assert!(!FORMULA.ends_with('.'));
     assert!(FORMULA.contains("rounded up"));
+}
+
+// The inputs a spec's workloads read, on the examples' specs and values.
+
+fn example(name: &str) -> (crate::spec::Spec, Value) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
+        .join("shipshape.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let spec = crate::spec::load_spec(&text, name).unwrap();
+    let values = crate::values::presets::preset_values(&spec, None).unwrap();
+    (spec, values)
+}
+
+fn set(values: &mut Value, path: &str, value: Value) {
+    let keys: Vec<&str> = path.split('.').collect();
+    let mut node = values;
+    for k in &keys[..keys.len() - 1] {
+        node = node.get_mut(*k).unwrap_or_else(|| panic!("{path}"));
+    }
+    node[keys[keys.len() - 1]] = value;
+}
+
+/// `(autoscaled, max pods, surge pods, retiring, peak processes)` of one workload.
+fn shape(spec: &crate::spec::Spec, values: &Value, name: &str) -> (bool, u64, u64, u64, u64) {
+    let capacity = Capacity::of(spec, values);
+    let w = capacity
+        .exprs
+        .workloads
+        .iter()
+        .find(|w| w.name == name)
+        .unwrap();
+    let n = |e: &Expr| capacity.number(e).unwrap();
+    (
+        capacity.truth(&w.autoscaled).unwrap(),
+        n(&w.max_pods),
+        n(&w.surge_pods),
+        n(&w.retiring()),
+        n(&w.peak_processes()),
+    )
+}
+
+#[test]
+fn api_max_pods_follow_the_autoscaler_flags() {
+    let (spec, mut values) = example("llm-gateway");
+    set(
+        &mut values,
+        "dependencyCapacity.retiringGenerations",
+        json!(2),
+    );
+    set(&mut values, "workloads.api.replicaCount", json!(2));
+    set(
+        &mut values,
+        "workloads.api.autoscaling.maxReplicas",
+        json!(9),
+    );
+    set(&mut values, "workloads.api.keda.maxReplicas", json!(7));
+    set(
+        &mut values,
+        "workloads.api.rollingUpdate.maxSurge",
+        json!("50%"),
+    );
+    set(&mut values, "workloads.api.processesPerPod", json!(3));
+    // (hpa, keda, autoscaled, max pods, surge: 50% rounded up)
+    for (hpa, keda, autoscaled, max, surge) in [
+        (false, false, false, 2, 1),
+        (true, false, true, 9, 5),
+        (false, true, true, 7, 4),
+        (true, true, true, 9, 5),
+    ] {
+        set(&mut values, "workloads.api.autoscaling.enabled", json!(hpa));
+        set(&mut values, "workloads.api.keda.enabled", json!(keda));
+        let peak = (max + surge + 2 * max) * 3;
+        assert_eq!(
+            shape(&spec, &values, "api"),
+            (autoscaled, max, surge, 2 * max, peak),
+            "hpa {hpa} keda {keda}"
+        );
+    }
+    set(&mut values, "workloads.api.enabled", json!(false));
+    assert_eq!(shape(&spec, &values, "api"), (true, 0, 0, 0, 0));
+    let row = capacity_report(&spec, &values).unwrap().workloads[0].clone();
+    assert_eq!((row.name.as_str(), row.processes_per_pod), ("api", 0));
+}
+
+#[test]
+fn other_workloads_count_their_replicas_and_the_hook_job_one_pod() {
+    let (spec, mut values) = example("agent-platform");
+    set(
+        &mut values,
+        "dependencyCapacity.retiringGenerations",
+        json!(1),
+    );
+    set(&mut values, "workloads.jobs.replicaCount", json!(3));
+    set(
+        &mut values,
+        "workloads.jobs.rollingUpdate.maxSurge",
+        json!(0),
+    );
+    set(&mut values, "workloads.temporal.replicaCount", json!(4));
+    set(
+        &mut values,
+        "workloads.temporal.rollingUpdate.maxSurge",
+        json!(2),
+    );
+    assert_eq!(shape(&spec, &values, "jobs"), (false, 3, 0, 3, 6));
+    assert_eq!(shape(&spec, &values, "temporal"), (false, 4, 2, 4, 10));
+    // The hook Job: one pod, no surge, no retiring generation.
+    assert_eq!(shape(&spec, &values, "migrate"), (false, 1, 0, 0, 1));
+    let capacity = Capacity::of(&spec, &values);
+    let migrate = capacity
+        .exprs
+        .workloads
+        .iter()
+        .find(|w| w.name == "migrate")
+        .unwrap();
+    assert!(migrate.max_surge.is_none());
+    assert!(capacity.exprs.workloads.iter().all(|w| w.name == "migrate"
+        || w.max_surge
+            == Some(val(&ValuePath::new([
+                "workloads",
+                &w.name,
+                "rollingUpdate",
+                "maxSurge"
+            ])))));
+    set(&mut values, "workloads.migrate.enabled", json!(false));
+    set(&mut values, "workloads.jobs.enabled", json!(false));
+    assert_eq!(shape(&spec, &values, "migrate"), (false, 0, 0, 0, 0));
+    assert_eq!(shape(&spec, &values, "jobs"), (false, 0, 0, 0, 0));
+}
+
+#[test]
+fn allocations_follow_features_part_of_and_the_stated_sizes() {
+    let (spec, mut values) = example("llm-gateway");
+    set(&mut values, "workloads.batch-worker.enabled", json!(true));
+    let per_process = |values: &Value, name: &str| {
+        let capacity = Capacity::of(&spec, values);
+        let w = capacity
+            .exprs
+            .workloads
+            .iter()
+            .find(|w| w.name == name)
+            .unwrap()
+            .clone();
+        let names: Vec<&str> = w.postgres.iter().map(|(n, _)| n.as_str()).collect();
+        // `telemetry_settlement` is part of `telemetry`: counted there, not twice.
+        assert_eq!(
+            names,
+            ["control", "foreground", "telemetry", "telemetry_worker"]
+        );
+        (
+            capacity.number(&w.postgres_per_process()).unwrap(),
+            capacity.number(&w.redis_per_process(None)).unwrap(),
+            capacity
+                .number(&w.redis_per_process(Some("cache")))
+                .unwrap(),
+        )
+    };
+    assert_eq!(per_process(&values, "api"), (38, 96, 32));
+    set(&mut values, "features.durableTelemetry", json!(false));
+    assert_eq!(per_process(&values, "api"), (28, 96, 32));
+    // Stated sizes are the `sizesFrom` workload's in every workload: the batch worker
+    // counts the api's control pool, never its own (fixed) size.
+    set(
+        &mut values,
+        "workloads.api.postgres.control.size",
+        json!(30),
+    );
+    set(
+        &mut values,
+        "workloads.batch-worker.postgres.control.size",
+        json!(1),
+    );
+    set(&mut values, "workloads.api.redis.critical.size", json!(10));
+    assert_eq!(per_process(&values, "api"), (38, 42, 32));
+    assert_eq!(per_process(&values, "batch-worker"), (38, 42, 32));
+}
+
+#[test]
+fn a_size_without_another_workload_applies_while_it_is_disabled() {
+    let (spec, mut values) = example("agent-platform");
+    let api_per_process = |values: &Value| {
+        let capacity = Capacity::of(&spec, values);
+        capacity
+            .number(&capacity.exprs.workloads[0].postgres_per_process())
+            .unwrap()
+    };
+    assert_eq!(
+        capacity_report(&spec, &values).unwrap().workloads[0].name,
+        "api"
+    );
+    assert_eq!(api_per_process(&values), 12);
+    set(&mut values, "workloads.jobs.enabled", json!(false));
+    assert_eq!(api_per_process(&values), 15);
+}
+
+#[test]
+fn the_spec_declares_the_reservations_and_servers() {
+    let (spec, _) = example("llm-gateway");
+    let exprs = crate::capacity::capacity_exprs(&spec);
+    let reservations: Vec<&str> = exprs
+        .postgres_reservations
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(reservations, ["migrations", "operators"]);
+    let servers: Vec<&str> = exprs
+        .redis_servers
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(servers, ["cache", "critical"]);
+    let names: Vec<&str> = exprs.workloads.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["api", "batch-worker"]);
+}
+
+#[test]
+fn inputs_the_formula_would_read_as_zero_are_refused() {
+    let (spec, values) = example("llm-gateway");
+    assert!(capacity_report(&spec, &values).is_ok());
+    for (path, bad) in [
+        ("workloads.api.rollingUpdate.maxSurge", json!("abc")),
+        ("workloads.api.rollingUpdate.maxSurge", json!("1000%")),
+        ("workloads.batch-worker.rollingUpdate.maxSurge", json!(-1)),
+        ("workloads.api.rollingUpdate.maxSurge", json!(1.5)),
+    ] {
+        let mut v = values.clone();
+        set(&mut v, path, bad.clone());
+        let e = capacity_report(&spec, &v).unwrap_err();
+        assert_eq!(e.expression, format!(".Values.{path}"));
+        assert!(
+            e.reason
+                .starts_with(&format!("`{path}` is {}, not a whole number", bad)),
+            "{e}"
+        );
+    }
+    let mut v = values.clone();
+    set(
+        &mut v,
+        "dependencyCapacity.postgres.maxConnections",
+        json!(-1),
+    );
+    let e = capacity_report(&spec, &v).unwrap_err();
+    assert!(e
+        .reason
+        .starts_with("`dependencyCapacity` does not fit its type"));
+    // The guard reports it instead of counting 0.
+    let findings = crate::guards::check_guards(&spec, &v);
+    assert!(findings.iter().any(|f| f
+        .message
+        .starts_with("the capacity inputs cannot be evaluated")));
+}
+
+/// Every figure the ConfigMap prints, with the name it prints it under.
+fn printed_figures(exprs: &CapacityExprs) -> Vec<(String, Expr)> {
+    let mut out = vec![(
+        "retiringGenerations".to_string(),
+        super::formula::retiring_generations(),
+    )];
+    for w in &exprs.workloads {
+        out.push((format!("{}.maxPods", w.name), w.max_pods.clone()));
+        out.push((format!("{}.surgePods", w.name), w.surge_pods.clone()));
+        out.push((format!("{}.peakProcesses", w.name), w.peak_processes()));
+        out.push((format!("{}.postgres", w.name), w.postgres_connections()));
+        out.push((format!("{}.redis", w.name), w.redis_connections(None)));
+    }
+    out.push(("postgres.peak".into(), exprs.postgres_peak()));
+    out.push(("postgres.budget".into(), exprs.postgres_budget()));
+    out.push(("redis.peak".into(), exprs.redis_peak()));
+    for s in &exprs.redis_servers {
+        out.push((format!("redis.{}.peak", s.name), exprs.redis_server_peak(s)));
+    }
+    out
+}
+
+/// Helm's figure: `toString (int x)` of the wrapping int64 arithmetic.
+fn helm_figure(e: &Expr, ctx: &EvalContext<'_>) -> i64 {
+    crate::expr::sprig_int(&e.evaluate(ctx).unwrap())
+}
+
+#[test]
+fn the_report_is_helms_arithmetic_whenever_it_does_not_overflow() {
+    let mut rng: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |below: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % below
+    };
+    for name in ["agent-platform", "llm-gateway"] {
+        let (spec, defaults) = example(name);
+        for _ in 0..40 {
+            let mut values = defaults.clone();
+            set(
+                &mut values,
+                "dependencyCapacity.retiringGenerations",
+                json!(next(4)),
+            );
+            for w in crate::capacity::workload_exprs(&spec) {
+                let path = format!("workloads.{}", w.name);
+                set(&mut values, &format!("{path}.enabled"), json!(next(4) > 0));
+                set(
+                    &mut values,
+                    &format!("{path}.processesPerPod"),
+                    json!(next(5)),
+                );
+                if w.max_surge.is_some() {
+                    set(&mut values, &format!("{path}.replicaCount"), json!(next(6)));
+                    let surge = if next(2) == 0 {
+                        json!(next(3))
+                    } else {
+                        json!(format!("{}%", next(150)))
+                    };
+                    set(
+                        &mut values,
+                        &format!("{path}.rollingUpdate.maxSurge"),
+                        surge,
+                    );
+                }
+            }
+            let capacity = Capacity::of(&spec, &values);
+            let report = capacity.report().unwrap();
+            let figures: std::collections::BTreeMap<String, i64> = printed_figures(&capacity.exprs)
+                .into_iter()
+                .map(|(k, e)| (k, helm_figure(&e, &capacity.ctx)))
+                .collect();
+            assert_eq!(figures["postgres.peak"], report.postgres.peak as i64);
+            assert_eq!(figures["redis.peak"], report.redis_total.peak as i64);
+            assert_eq!(
+                figures["postgres.budget"],
+                report.postgres.budget.unwrap() as i64
+            );
+            for row in &report.workloads {
+                for (key, figure) in [
+                    ("maxPods", row.max_pods),
+                    ("surgePods", row.surge_pods),
+                    ("peakProcesses", row.peak_processes),
+                    ("postgres", row.postgres),
+                    ("redis", row.redis),
+                ] {
+                    assert_eq!(
+                        figures[&format!("{}.{key}", row.name)],
+                        figure as i64,
+                        "{values}"
+                    );
+                }
+            }
+            for (server, total) in &report.redis_servers {
+                assert_eq!(figures[&format!("redis.{server}.peak")], total.peak as i64);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_largest_values_the_schema_accepts_saturate_where_helm_would_wrap() {
+    // Every count at 2147483647 (the schema's bound), the largest surge percentage:
+    // (max pods + surge + max pods x retiring) x processes x size overflows int64.
+    let (spec, mut values) = example("agent-platform");
+    let int_max = json!(crate::model::INT_MAX);
+    set(
+        &mut values,
+        "dependencyCapacity.retiringGenerations",
+        int_max.clone(),
+    );
+    set(
+        &mut values,
+        "workloads.temporal.replicaCount",
+        int_max.clone(),
+    );
+    set(
+        &mut values,
+        "workloads.temporal.processesPerPod",
+        int_max.clone(),
+    );
+    set(
+        &mut values,
+        "workloads.temporal.rollingUpdate.maxSurge",
+        json!("999%"),
+    );
+    let capacity = Capacity::of(&spec, &values);
+    let report = capacity.report().unwrap();
+    let temporal = report
+        .workloads
+        .iter()
+        .find(|r| r.name == "temporal")
+        .unwrap();
+    assert_eq!(temporal.max_pods, 2_147_483_647);
+    assert_eq!(temporal.surge_pods, 21_453_361_634);
+    assert_eq!(temporal.retiring, 2_147_483_647 * 2_147_483_647);
+    assert_eq!(temporal.peak_processes, i64::MAX as u64);
+    assert_eq!(temporal.postgres, i64::MAX as u64);
+    assert_eq!(report.postgres.peak, i64::MAX as u64);
+    // Helm's arithmetic wraps to a meaningless figure; the report refuses the values.
+    let w = capacity
+        .exprs
+        .workloads
+        .iter()
+        .find(|w| w.name == "temporal")
+        .unwrap();
+    assert_ne!(helm_figure(&w.peak_processes(), &capacity.ctx), i64::MAX);
+    let findings = capacity.findings(&report).unwrap();
+    assert_eq!(findings.len(), 1);
+    // Even one pod exceeds the budget with that many retiring generations: lowering
+    // `replicas` is no fix, so it is not suggested.
+    assert!(
+        !findings[0].hint.contains("`temporal`"),
+        "{}",
+        findings[0].hint
+    );
+    assert!(findings[0]
+        .message
+        .starts_with(&format!("peak postgresql connections {} exceed", i64::MAX)));
 }
