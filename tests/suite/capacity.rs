@@ -282,3 +282,23 @@ fn gateway_env_tells_the_application_the_counted_sizes() {
         "telemetry is off in evaluation"
     );
 }
+
+#[test]
+fn the_guard_reports_capacity_inputs_it_cannot_count() {
+    let spec = example("llm-gateway");
+    let mut values = preset_values(&spec, None).unwrap();
+    values["dependencyCapacity"]["postgres"]["maxConnections"] = serde_json::json!(-1);
+    let findings = shipshape::guards::check_guards(&spec, &values);
+    let capacity: Vec<_> = findings
+        .iter()
+        .filter(|f| f.rule == "capacity.postgres")
+        .collect();
+    assert_eq!(capacity.len(), 1, "{findings:?}");
+    assert!(
+        capacity[0].message.starts_with(
+            "the capacity inputs cannot be evaluated: cannot evaluate `.Values.dependencyCapacity`"
+        ),
+        "{}",
+        capacity[0].message
+    );
+}
