@@ -1360,3 +1360,68 @@ fn the_largest_values_the_schema_accepts_saturate_where_helm_would_wrap() {
         .message
         .starts_with(&format!("peak postgresql connections {} exceed", i64::MAX)));
 }
+
+#[test]
+fn a_stated_size_comes_from_the_sizes_from_workload_only() {
+    // Only `web` (the `sizesFrom` workload) states `main`; `bulk` declares it without a
+    // setting, and still counts `web`'s size, because every process reads that one file.
+    let text = r#"
+chart: {name: t, version: 1.0.0, appVersion: "1", description: t}
+image: {repository: example/t}
+startupSettings:
+  section: s
+  sizesFrom: web
+  foreground:
+    lock: {key: fl, seconds: 1}
+    statement: {key: fs, seconds: 2}
+    transaction: {key: ft, seconds: 3}
+  background:
+    lock: {key: bl, seconds: 1}
+    statement: {key: bs, seconds: 2}
+    transaction: {key: bt, seconds: 3}
+workloads:
+  api:
+    web:
+      postgres:
+        main: {size: 20, setting: main_pool}
+        own: {size: 3}
+  worker:
+    bulk:
+      postgres:
+        main: {size: 5}
+        own: {size: 4}
+"#;
+    let spec = crate::spec::load_spec(text, "t").unwrap();
+    let values = crate::values::presets::preset_values(&spec, None).unwrap();
+    let capacity = Capacity::of(&spec, &values);
+    let per_process: Vec<(String, u64)> = capacity
+        .exprs
+        .workloads
+        .iter()
+        .map(|w| {
+            let n = capacity.number(&w.postgres_per_process()).unwrap();
+            (w.name.clone(), n)
+        })
+        .collect();
+    assert_eq!(
+        per_process,
+        [("bulk".to_string(), 24), ("web".to_string(), 23)]
+    );
+}
+
+#[test]
+fn a_finding_with_one_term_and_no_reservations() {
+    let (loads, budgets) = evaluation(17);
+    let report = compute_capacity(&loads, &budgets);
+    let findings = capacity_findings(&report, &loads, &budgets);
+    assert_eq!(
+        findings[0].arithmetic,
+        "`api` (api): max pods 1 (replicas), surge 1, retiring 1 x 1 = 1, processes per pod 1: \
+         (1 + 1 + 1) x 1 = 3 peak processes; 3 x 28 per process (control 20 + foreground 8) \
+         = 84 connections\n\
+         reservations: none\n\
+         peak: 84 connections\n\
+         budget: `max_connections` 100 - reserve 17 = 83\n\
+         exceeded by 1"
+    );
+}
