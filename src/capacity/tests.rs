@@ -1425,3 +1425,40 @@ fn a_finding_with_one_term_and_no_reservations() {
          exceeded by 1"
     );
 }
+
+#[test]
+fn largest_fitting_boundaries() {
+    // (m + 1 + m) x 10 connections for m pods, one retiring generation.
+    let api = load("api", "api")
+        .hpa(8)
+        .surge(Surge::Pods(1))
+        .pg(&[("pool", 10)]);
+    // (budget, current max pods, largest fitting)
+    for (budget, current, fit) in [
+        (100, 1, Some(1)),
+        (100, 2, Some(2)),
+        (100, 3, Some(3)),
+        (100, 5, Some(4)),
+        // exactly met: 4 pods use 90
+        (90, 8, Some(4)),
+        (89, 8, Some(3)),
+        (30, 8, Some(1)),
+        (29, 8, None),
+        (100, 0, None),
+    ] {
+        assert_eq!(
+            largest_fitting(&api, 1, 10, 0, budget, current),
+            fit,
+            "budget {budget}, current {current}"
+        );
+    }
+    // Others' connections count against the same budget.
+    assert_eq!(largest_fitting(&api, 1, 10, 20, 90, 8), Some(3));
+    // The search spans the largest integer without overflowing or walking it:
+    // (2m + 1) x 10 <= 4294967295 for m = 214748364.
+    let huge = i64::MAX as u64;
+    assert_eq!(
+        largest_fitting(&api, 1, 10, 0, u64::from(u32::MAX), huge),
+        Some(214_748_364)
+    );
+}
