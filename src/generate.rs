@@ -5,8 +5,7 @@
 
 use crate::backends::helm::{build_chart, ChartInputs, TemplateError};
 use crate::backends::native::{render_manifests, Release};
-use crate::capacity::format_table;
-use crate::capacity::formula::capacity_report;
+use crate::capacity::{capacity_report, format_table};
 use crate::contract::schema::values_schema;
 use crate::expr::EvalError;
 use crate::guards::{check_guards, Finding, Severity};

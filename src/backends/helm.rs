@@ -209,7 +209,7 @@ fn readme(inputs: &ChartInputs<'_>) -> Result<String, TemplateError> {
             values_table => values_table(inputs.default_values, inputs.values_schema, &entry_notes(spec)),
             probes => minijinja::Value::from(minijinja::value::Serde(probe_rows(inputs))),
             capacity_formula => crate::capacity::FORMULA,
-            capacity_table => crate::capacity::formula::capacity_report(spec, inputs.default_values)
+            capacity_table => crate::capacity::capacity_report(spec, inputs.default_values)
                 .map(|r| crate::capacity::format_markdown(&r))
                 .unwrap_or_default(),
             schema_rules => minijinja::Value::from(minijinja::value::Serde(

@@ -1,18 +1,37 @@
-//! The capacity inputs of every workload as expressions over values: max pods, surge
-//! pods, processes per pod and the effective allocation sizes. They are defined once
-//! here; the guard and `shipshape capacity` evaluate them natively and hand the
-//! numbers to [`crate::capacity`], and the `<release>-dependency-capacity` ConfigMap
-//! prints them (with the formula's sums and products) as Go template text, so the
-//! ConfigMap follows the values at install time.
+//! The capacity formula, written once as expressions over values ([`Expr`]).
+//!
+//! [`WorkloadExprs`] holds one workload's inputs (max pods, the rendered `maxSurge`,
+//! processes per pod, connections per process of every allocation) and derives from
+//! them surge pods, retiring pods, peak processes and connections; [`CapacityExprs`]
+//! adds the budgets and derives the totals. The `<release>-dependency-capacity`
+//! ConfigMap prints these expressions as Go template text ([`Expr::to_go`]); the guard,
+//! `shipshape capacity` and the findings evaluate the very same expressions natively
+//! ([`Expr::evaluate_saturating`], see [`crate::capacity::report`]). There is no other
+//! copy of the arithmetic.
 
-use crate::capacity::allocations::{effective_size, postgres_allocation_on};
-use crate::capacity::{Budgets, RedisAllocation, RedisServerBudget, Surge, WorkloadLoad};
-use crate::expr::{lit, val, CmpOp, EvalContext, EvalError, Expr, ValuePath};
-use crate::model::{DependencyCapacity, IntOrPercent};
-use crate::spec::{Spec, WorkloadClass};
-use serde_json::Value;
+use crate::expr::{lit, val, CmpOp, Expr, ValuePath};
+use crate::spec::WorkloadClass;
 
-/// One workload's capacity inputs.
+/// The capacity formula, in one paragraph a platform engineer can check by hand.
+///
+/// Used verbatim in the chart README, in `--help`, in the capacity ConfigMap and under
+/// capacity findings.
+pub const FORMULA: &str = "peak processes of a workload = (max pods + surge pods + max pods x \
+retiring generations) x processes per pod, where max pods is the autoscaler's `maxReplicas` when \
+an HPA or KEDA ScaledObject is on and `replicas` otherwise (0 when the workload is disabled), \
+surge pods is the rendered `maxSurge` (a percentage of max pods rounded up, as Kubernetes does), \
+and the `migrate` hook Job counts its own pods with no surge and no retiring generation because \
+its connections are open while the old release still runs; the PostgreSQL peak = sum over \
+workloads of peak processes x the sizes of that workload's enabled allocations + the declared \
+reservations (operators, migrations, other clients), and it must not exceed `max_connections` \
+minus the declared reserve; the Redis peak of each server = sum over workloads of peak processes \
+x the client allocations on that server + that server's reserved clients, checked against the \
+server's own `maxclients`, and the Redis total = sum over workloads of peak processes x all \
+Redis allocations + the reserved clients, checked against the declared total; a peak equal to \
+its budget passes, one connection more fails";
+
+/// One workload's capacity inputs, and the formula over them.
+#[derive(Clone, Debug)]
 pub struct WorkloadExprs {
     pub name: String,
     pub class: WorkloadClass,
@@ -20,8 +39,12 @@ pub struct WorkloadExprs {
     pub autoscaled: Expr,
     /// Pods at most: the autoscaler maximum, else replicas; 0 when disabled.
     pub max_pods: Expr,
-    /// Pods a rollout adds on top (0 when there are no pods).
+    /// Pods a rollout adds on top (0 when there are no pods): [`surge_pods`] of
+    /// `max_pods` and `max_surge`.
     pub surge_pods: Expr,
+    /// The rendered `maxSurge`, a count or a percentage (`None` for the migrate hook
+    /// Job, which has no rollout).
+    pub max_surge: Option<Expr>,
     /// Processes per pod.
     pub processes: Expr,
     /// PostgreSQL connections per process, by allocation (0 while its feature is off;
@@ -31,11 +54,105 @@ pub struct WorkloadExprs {
     pub redis: Vec<(String, String, Expr)>,
 }
 
+/// Pods a rolling update adds to `max_pods`: `maxSurge` as a count, or as a percentage
+/// of `max_pods` rounded up (as Kubernetes rounds it); 0 when there are no pods.
+pub fn surge_pods(max_pods: &Expr, max_surge: &Expr) -> Expr {
+    Expr::If(
+        Box::new(max_pods.clone().cmp(CmpOp::Gt, lit(0))),
+        Box::new(Expr::SurgePods(
+            Box::new(max_pods.clone()),
+            Box::new(max_surge.clone()),
+        )),
+        Box::new(lit(0)),
+    )
+}
+
+/// Old ReplicaSet generations whose pods may still hold connections during a rollout.
+pub fn retiring_generations() -> Expr {
+    val(&budget_path().child("retiringGenerations"))
+}
+
+fn budget_path() -> ValuePath {
+    ValuePath::new(["dependencyCapacity"])
+}
+
+/// `add a b ... 0`: a sum that is valid Go template text even without terms.
+fn sum_with_zero(mut terms: Vec<Expr>) -> Expr {
+    terms.push(lit(0));
+    Expr::Add(terms)
+}
+
 impl WorkloadExprs {
+    /// A workload's formula from its inputs; the surge pods follow from `max_pods` and
+    /// `max_surge`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: &str,
+        class: WorkloadClass,
+        autoscaled: Expr,
+        max_pods: Expr,
+        max_surge: Option<Expr>,
+        processes: Expr,
+        postgres: Vec<(String, Expr)>,
+        redis: Vec<(String, String, Expr)>,
+    ) -> Self {
+        let surge = max_surge
+            .as_ref()
+            .map_or_else(|| lit(0), |s| surge_pods(&max_pods, s));
+        WorkloadExprs {
+            name: name.to_string(),
+            class,
+            autoscaled,
+            max_pods,
+            surge_pods: surge,
+            max_surge,
+            processes,
+            postgres,
+            redis,
+        }
+    }
+
+    /// The same workload with other max pods (and the surge pods that follow): the
+    /// findings search the largest max pods that fits with it.
+    pub fn with_max_pods(&self, max_pods: Expr) -> Self {
+        WorkloadExprs::new(
+            &self.name,
+            self.class,
+            self.autoscaled.clone(),
+            max_pods,
+            self.max_surge.clone(),
+            self.processes.clone(),
+            self.postgres.clone(),
+            self.redis.clone(),
+        )
+    }
+
+    fn is_hook_job(&self) -> bool {
+        self.class == WorkloadClass::Migrate
+    }
+
+    /// Pods of retiring generations: `max pods x retiring generations` (none for the
+    /// migrate hook Job).
+    pub fn retiring(&self) -> Expr {
+        if self.is_hook_job() {
+            return lit(0);
+        }
+        Expr::Mul(vec![self.max_pods.clone(), retiring_generations()])
+    }
+
+    /// Processes per pod as the report shows them: 0 when the workload has no pods.
+    pub fn processes_of_pods(&self) -> Expr {
+        Expr::If(
+            Box::new(self.max_pods.clone().cmp(CmpOp::Gt, lit(0))),
+            Box::new(self.processes.clone()),
+            Box::new(lit(0)),
+        )
+    }
+
     /// `(max pods + surge pods + max pods x retiring generations) x processes per pod`;
     /// for the migrate hook Job `max pods x processes per pod`.
     pub fn peak_processes(&self) -> Expr {
-        if self.class == WorkloadClass::Migrate {
+        if self.is_hook_job() {
             // The hook Job: its pods, no surge, no retiring generation.
             return Expr::Mul(vec![self.max_pods.clone(), self.processes.clone()]);
         }
@@ -43,261 +160,188 @@ impl WorkloadExprs {
             Expr::Add(vec![
                 self.max_pods.clone(),
                 self.surge_pods.clone(),
-                Expr::Mul(vec![self.max_pods.clone(), retiring()]),
+                self.retiring(),
             ]),
             self.processes.clone(),
         ])
     }
 
+    /// PostgreSQL connections of one process: the sum of its allocations.
+    pub fn postgres_per_process(&self) -> Expr {
+        sum_with_zero(self.postgres.iter().map(|(_, e)| e.clone()).collect())
+    }
+
     /// PostgreSQL connections at the peak.
     pub fn postgres_connections(&self) -> Expr {
-        let per_process: Vec<Expr> = self.postgres.iter().map(|(_, e)| e.clone()).collect();
-        Expr::Mul(vec![
-            self.peak_processes(),
-            Expr::Add(with_zero(per_process)),
-        ])
+        Expr::Mul(vec![self.peak_processes(), self.postgres_per_process()])
+    }
+
+    /// The Redis allocations of one process on one server or (`None`) on all:
+    /// `(name, clients)`.
+    pub fn redis_allocations(&self, server: Option<&str>) -> Vec<(String, Expr)> {
+        self.redis
+            .iter()
+            .filter(|(_, s, _)| server.is_none_or(|want| want == s))
+            .map(|(name, _, e)| (name.clone(), e.clone()))
+            .collect()
+    }
+
+    /// Redis clients of one process, on one server or (`None`) on all.
+    pub fn redis_per_process(&self, server: Option<&str>) -> Expr {
+        sum_with_zero(
+            self.redis_allocations(server)
+                .into_iter()
+                .map(|(_, e)| e)
+                .collect(),
+        )
     }
 
     /// Redis clients at the peak, on one server or (`None`) on all.
     pub fn redis_connections(&self, server: Option<&str>) -> Expr {
-        let per_process: Vec<Expr> = self
-            .redis
-            .iter()
-            .filter(|(_, s, _)| server.is_none_or(|want| want == s))
-            .map(|(_, _, e)| e.clone())
-            .collect();
-        Expr::Mul(vec![
-            self.peak_processes(),
-            Expr::Add(with_zero(per_process)),
-        ])
+        Expr::Mul(vec![self.peak_processes(), self.redis_per_process(server)])
     }
 }
 
-fn with_zero(mut terms: Vec<Expr>) -> Vec<Expr> {
-    terms.push(lit(0));
-    terms
+/// One Redis server's budget.
+#[derive(Clone, Debug)]
+pub struct RedisServerExprs {
+    pub name: String,
+    /// The server's own client limit (0: not checked on its own).
+    pub max_clients: Expr,
+    /// Clients of others on this server, counted in its peak.
+    pub reserved_clients: Expr,
 }
 
-fn capacity_path() -> ValuePath {
-    ValuePath::new(["dependencyCapacity"])
+/// The whole formula: every workload, the budgets and the totals.
+#[derive(Clone, Debug)]
+pub struct CapacityExprs {
+    /// Every workload, in report order.
+    pub workloads: Vec<WorkloadExprs>,
+    /// Connections of other clients counted in the PostgreSQL peak, by name.
+    pub postgres_reservations: Vec<(String, Expr)>,
+    /// PostgreSQL `max_connections`.
+    pub postgres_max_connections: Expr,
+    /// Connections kept free below `max_connections`.
+    pub postgres_reserve: Expr,
+    /// The declared Redis total.
+    pub redis_max_connections: Expr,
+    /// Clients of others counted in the Redis total.
+    pub redis_reserved_clients: Expr,
+    /// Each Redis server: the declared ones, then servers only named by allocations.
+    pub redis_servers: Vec<RedisServerExprs>,
 }
 
-fn retiring() -> Expr {
-    val(&capacity_path().child("retiringGenerations"))
-}
-
-/// The capacity inputs of every workload of the spec, sorted by name.
-pub fn workload_exprs(spec: &Spec) -> Vec<WorkloadExprs> {
-    spec.workloads
-        .all()
-        .into_iter()
-        .map(|(name, workload)| {
-            let class = workload.class();
-            let declared = workload.to_values();
-            let path = ValuePath::new(["workloads", name]);
-            let enabled = val(&path.child("enabled"));
-            let (autoscaled, pods) = match class {
-                WorkloadClass::Api => {
-                    let hpa = path.child("autoscaling");
-                    let keda = path.child("keda");
-                    (
-                        Expr::Or(vec![
-                            val(&hpa.child("enabled")),
-                            val(&keda.child("enabled")),
-                        ]),
-                        Expr::If(
-                            Box::new(val(&hpa.child("enabled"))),
-                            Box::new(val(&hpa.child("maxReplicas"))),
-                            Box::new(Expr::If(
-                                Box::new(val(&keda.child("enabled"))),
-                                Box::new(val(&keda.child("maxReplicas"))),
-                                Box::new(val(&path.child("replicaCount"))),
-                            )),
-                        ),
-                    )
+impl CapacityExprs {
+    /// The formula over `workloads` with the budgets at their values paths
+    /// (`dependencyCapacity...`): the named PostgreSQL reservations and Redis servers are
+    /// the declared ones; a server an allocation names without a declaration is counted
+    /// with no limit and no reserved clients.
+    pub fn new<'n>(
+        workloads: Vec<WorkloadExprs>,
+        reservations: impl IntoIterator<Item = &'n str>,
+        servers: impl IntoIterator<Item = &'n str>,
+    ) -> Self {
+        let pg = budget_path().child("postgres");
+        let redis = budget_path().child("redis");
+        let mut redis_servers: Vec<RedisServerExprs> = servers
+            .into_iter()
+            .map(|name| {
+                let path = redis.child("servers").child(name);
+                RedisServerExprs {
+                    name: name.to_string(),
+                    max_clients: val(&path.child("maxClients")),
+                    reserved_clients: val(&path.child("reservedClients")),
                 }
-                // The hook Job runs one pod while the old release still runs.
-                WorkloadClass::Migrate => (lit(false), lit(1)),
-                _ => (lit(false), val(&path.child("replicaCount"))),
-            };
-            let max_pods = Expr::If(Box::new(enabled), Box::new(pods), Box::new(lit(0)));
-            let surge_pods = if class == WorkloadClass::Migrate {
-                lit(0)
-            } else {
-                Expr::If(
-                    Box::new(max_pods.clone().cmp(CmpOp::Gt, lit(0))),
-                    Box::new(Expr::SurgePods(
-                        Box::new(max_pods.clone()),
-                        Box::new(val(&path.child("rollingUpdate").child("maxSurge"))),
-                    )),
-                    Box::new(lit(0)),
-                )
-            };
-            let postgres = declared
-                .get("postgres")
-                .and_then(Value::as_object)
-                .map(|m| {
-                    m.iter()
-                        .filter(|(_, d)| {
-                            d.get("partOf")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .is_empty()
-                        })
-                        .map(|(alloc, d)| {
-                            let size = effective_size(spec, name, "postgres", alloc, d);
-                            let on = postgres_allocation_on(d);
-                            (
-                                alloc.clone(),
-                                Expr::If(Box::new(on), Box::new(size), Box::new(lit(0))),
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let redis = declared
-                .get("redis")
-                .and_then(Value::as_object)
-                .map(|m| {
-                    m.iter()
-                        .map(|(alloc, d)| {
-                            let server = d
-                                .get("server")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_string();
-                            (
-                                alloc.clone(),
-                                server,
-                                effective_size(spec, name, "redis", alloc, d),
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            WorkloadExprs {
-                name: name.to_string(),
-                class,
-                autoscaled,
-                max_pods,
-                surge_pods,
-                processes: val(&path.child("processesPerPod")),
-                postgres,
-                redis,
-            }
-        })
-        .collect()
-}
-
-/// `maxSurge` as the Deployment renders it: a percentage or a count (the formula's
-/// rounding is in [`Surge::pods`], the same as [`Expr::SurgePods`]). A value Kubernetes
-/// would refuse is an error, never counted as 0.
-fn rendered_surge(values: &Value, w: &WorkloadExprs) -> Result<Surge, EvalError> {
-    if w.class == WorkloadClass::Migrate {
-        return Ok(Surge::Pods(0));
-    }
-    let path = ValuePath::new(["workloads", &w.name, "rollingUpdate", "maxSurge"]);
-    let raw = path.lookup(values).cloned().unwrap_or(Value::Null);
-    match crate::model::int_or_percent(&raw, 999) {
-        Some(IntOrPercent::Count(n)) => Ok(Surge::Pods(n)),
-        Some(IntOrPercent::Percent(p)) => Ok(Surge::Percent(p)),
-        None => Err(EvalError {
-            expression: format!(".Values.{path}"),
-            reason: format!(
-                "`{path}` is {}, not a whole number or a percentage `N%`",
-                crate::expr::gojson::to_go_json(&raw)
-            ),
-        }),
-    }
-}
-
-fn as_u64(v: &Value) -> u64 {
-    u64::try_from(crate::expr::sprig_int(v)).unwrap_or(0)
-}
-
-/// Evaluates the capacity inputs against one preset's resolved values.
-pub fn capacity_inputs(
-    spec: &Spec,
-    values: &Value,
-) -> Result<(Vec<WorkloadLoad>, Budgets), EvalError> {
-    let ctx = EvalContext {
-        values,
-        item: None,
-        release_name: "",
-        release_namespace: "",
-        chart_name: &spec.chart.name,
-        chart_version: &spec.chart.version,
-        chart_app_version: &spec.chart.app_version,
-    };
-    let mut loads = Vec::new();
-    for w in workload_exprs(spec) {
-        let max_pods = as_u64(&w.max_pods.evaluate(&ctx)?);
-        let autoscaled = crate::expr::truthy(&w.autoscaled.evaluate(&ctx)?);
-        let mut postgres = Vec::new();
-        for (name, e) in &w.postgres {
-            postgres.push((name.clone(), as_u64(&e.evaluate(&ctx)?)));
-        }
-        let mut redis = Vec::new();
-        for (name, server, e) in &w.redis {
-            redis.push(RedisAllocation {
-                name: name.clone(),
-                server: server.clone(),
-                clients: as_u64(&e.evaluate(&ctx)?),
-            });
-        }
-        loads.push(WorkloadLoad {
-            name: w.name.clone(),
-            class: w.class.name().to_string(),
-            enabled: max_pods > 0,
-            replicas: max_pods,
-            autoscaler_max: autoscaled.then_some(max_pods),
-            surge: rendered_surge(values, &w)?,
-            processes_per_pod: as_u64(&w.processes.evaluate(&ctx)?),
-            postgres,
-            redis,
-        });
-    }
-    let typed: DependencyCapacity = values
-        .get("dependencyCapacity")
-        .map(crate::values::integral_numbers)
-        .map(serde_json::from_value)
-        .transpose()
-        .map_err(|e| EvalError {
-            expression: ".Values.dependencyCapacity".into(),
-            reason: format!("`dependencyCapacity` does not fit its type: {e}"),
-        })?
-        .unwrap_or_default();
-    let budgets = Budgets {
-        retiring_generations: u64::from(typed.retiring_generations),
-        postgres_max_connections: u64::from(typed.postgres.max_connections),
-        postgres_reserve: u64::from(typed.postgres.reserve),
-        postgres_reservations: typed
-            .postgres
-            .reservations
-            .iter()
-            .map(|(k, v)| (k.clone(), u64::from(*v)))
-            .collect(),
-        redis_max_connections: u64::from(typed.redis.max_connections),
-        redis_reserved_clients: u64::from(typed.redis.reserved_clients),
-        redis_servers: typed
-            .redis
-            .servers
-            .iter()
-            .map(|(name, s)| RedisServerBudget {
-                name: name.clone(),
-                max_clients: (s.max_clients > 0).then_some(u64::from(s.max_clients)),
-                reserved_clients: u64::from(s.reserved_clients),
             })
-            .collect(),
-    };
-    Ok((loads, budgets))
-}
+            .collect();
+        for w in &workloads {
+            for (_, server, _) in &w.redis {
+                if !redis_servers.iter().any(|s| &s.name == server) {
+                    redis_servers.push(RedisServerExprs {
+                        name: server.clone(),
+                        max_clients: lit(0),
+                        reserved_clients: lit(0),
+                    });
+                }
+            }
+        }
+        CapacityExprs {
+            postgres_reservations: reservations
+                .into_iter()
+                .map(|r| (r.to_string(), val(&pg.child("reservations").child(r))))
+                .collect(),
+            postgres_max_connections: val(&pg.child("maxConnections")),
+            postgres_reserve: val(&pg.child("reserve")),
+            redis_max_connections: val(&redis.child("maxConnections")),
+            redis_reserved_clients: val(&redis.child("reservedClients")),
+            redis_servers,
+            workloads,
+        }
+    }
 
-/// The capacity report of one preset's resolved values.
-pub fn capacity_report(
-    spec: &Spec,
-    values: &Value,
-) -> Result<crate::capacity::CapacityReport, EvalError> {
-    let (loads, budgets) = capacity_inputs(spec, values)?;
-    Ok(crate::capacity::compute_capacity(&loads, &budgets))
+    fn postgres_terms(&self) -> Vec<Expr> {
+        self.workloads
+            .iter()
+            .map(WorkloadExprs::postgres_connections)
+            .collect()
+    }
+
+    fn postgres_reservation_terms(&self) -> Vec<Expr> {
+        self.postgres_reservations
+            .iter()
+            .map(|(_, e)| e.clone())
+            .collect()
+    }
+
+    /// PostgreSQL connections of all workloads at the peak.
+    pub fn postgres_workloads(&self) -> Expr {
+        sum_with_zero(self.postgres_terms())
+    }
+
+    /// The PostgreSQL reservations counted in the peak.
+    pub fn postgres_reserved(&self) -> Expr {
+        sum_with_zero(self.postgres_reservation_terms())
+    }
+
+    /// The PostgreSQL peak: every workload's connections plus the reservations.
+    pub fn postgres_peak(&self) -> Expr {
+        let mut terms = self.postgres_terms();
+        terms.extend(self.postgres_reservation_terms());
+        Expr::Add(terms)
+    }
+
+    /// The PostgreSQL budget: `max_connections - reserve`.
+    pub fn postgres_budget(&self) -> Expr {
+        Expr::Sub(
+            Box::new(self.postgres_max_connections.clone()),
+            Box::new(self.postgres_reserve.clone()),
+        )
+    }
+
+    fn redis_terms(&self, server: Option<&str>) -> Vec<Expr> {
+        self.workloads
+            .iter()
+            .map(|w| w.redis_connections(server))
+            .collect()
+    }
+
+    /// Redis clients of all workloads at the peak, on one server or (`None`) on all.
+    pub fn redis_workloads(&self, server: Option<&str>) -> Expr {
+        sum_with_zero(self.redis_terms(server))
+    }
+
+    /// The Redis total: every workload's clients plus the reserved clients.
+    pub fn redis_peak(&self) -> Expr {
+        let mut terms = self.redis_terms(None);
+        terms.push(self.redis_reserved_clients.clone());
+        Expr::Add(terms)
+    }
+
+    /// The peak of one Redis server: every workload's clients on it plus the server's
+    /// reserved clients.
+    pub fn redis_server_peak(&self, server: &RedisServerExprs) -> Expr {
+        let mut terms = self.redis_terms(Some(&server.name));
+        terms.push(server.reserved_clients.clone());
+        Expr::Add(terms)
+    }
 }

@@ -415,8 +415,8 @@ pub fn capacity(
 ) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
     let values = resolve_for(&spec, options)?;
-    let (loads, budgets) = crate::capacity::formula::capacity_inputs(&spec, &values)?;
-    let report = crate::capacity::compute_capacity(&loads, &budgets);
+    let capacity = crate::capacity::Capacity::of(&spec, &values);
+    let report = capacity.report()?;
     let text = match format {
         CapacityFormat::Table => crate::capacity::format_table(&report),
         CapacityFormat::Markdown => crate::capacity::format_markdown(&report),
@@ -425,7 +425,7 @@ pub fn capacity(
         }
     };
     print!("{text}");
-    let findings = crate::capacity::capacity_findings(&report, &loads, &budgets);
+    let findings = capacity.findings(&report)?;
     if findings.is_empty() {
         Ok(Exit::Ok)
     } else {

@@ -18,8 +18,7 @@
 //! them: lock <= statement <= transaction timeouts, and the api's grace period against
 //! its drain window and shutdown.
 
-use crate::capacity::formula::capacity_inputs;
-use crate::capacity::{compute_capacity, CapacityReport};
+use crate::capacity::{Capacity, CapacityReport};
 use crate::model::INT_MAX;
 use crate::spec::{Spec, WorkloadClass};
 use serde::Serialize;
@@ -150,9 +149,9 @@ fn flag(values: &Value, path: &[&str]) -> bool {
 }
 
 fn report(spec: &Spec, values: &Value) -> Option<(CapacityReport, bool)> {
-    let (loads, budgets) = capacity_inputs(spec, values).ok()?;
-    let report = compute_capacity(&loads, &budgets);
-    let fits = crate::capacity::capacity_findings(&report, &loads, &budgets).is_empty();
+    let capacity = Capacity::of(spec, values);
+    let report = capacity.report().ok()?;
+    let fits = capacity.findings(&report).ok()?.is_empty();
     Some((report, fits))
 }
 
@@ -564,7 +563,7 @@ mod tests {
         for name in ["agent-platform", "llm-gateway"] {
             let spec = example(name);
             let mut inputs: Vec<String> = Vec::new();
-            for w in crate::capacity::formula::workload_exprs(&spec) {
+            for w in crate::capacity::workload_exprs(&spec) {
                 let mut exprs = vec![
                     w.max_pods.clone(),
                     w.surge_pods.clone(),
@@ -634,8 +633,24 @@ mod tests {
         assert!(!v.is_valid(&json!(2)));
         assert!(v.is_valid(&json!("8%")));
         assert!(!v.is_valid(&json!("9%")));
-        assert_eq!(crate::capacity::Surge::Percent(8).pods(12), 1);
-        assert_eq!(crate::capacity::Surge::Percent(9).pods(12), 2);
+        let surge_of_12 = |max_surge: &str| {
+            let values = json!({});
+            let ctx = crate::expr::EvalContext {
+                values: &values,
+                item: None,
+                release_name: "",
+                release_namespace: "",
+                chart_name: "",
+                chart_version: "",
+                chart_app_version: "",
+            };
+            let pods = crate::expr::lit(12);
+            crate::capacity::formula::surge_pods(&pods, &crate::expr::lit(max_surge))
+                .evaluate(&ctx)
+                .unwrap()
+        };
+        assert_eq!(surge_of_12("8%"), json!(1));
+        assert_eq!(surge_of_12("9%"), json!(2));
         assert_eq!(surge_bound(0, 0).1, "");
     }
 }

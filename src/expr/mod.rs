@@ -325,6 +325,19 @@ impl Expr {
 
     /// Evaluates the expression natively with Go template and Sprig semantics.
     pub fn evaluate(&self, ctx: &EvalContext<'_>) -> Result<Value, EvalError> {
+        self.eval(ctx, Overflow::Wrap)
+    }
+
+    /// Evaluates like [`Expr::evaluate`], except that integer arithmetic (`add`, `mul`,
+    /// `sub`, a surge's percentage) saturates at int64's bounds where Go wraps: the same
+    /// value whenever Helm's arithmetic does not overflow, and the largest (or smallest)
+    /// integer, never a wrapped one, where it would. The capacity report uses it, so
+    /// absurd values give a huge peak and a finding.
+    pub fn evaluate_saturating(&self, ctx: &EvalContext<'_>) -> Result<Value, EvalError> {
+        self.eval(ctx, Overflow::Saturate)
+    }
+
+    fn eval(&self, ctx: &EvalContext<'_>, arith: Overflow) -> Result<Value, EvalError> {
         let fail = |reason: String| EvalError {
             expression: self.to_go(),
             reason,
@@ -343,11 +356,11 @@ impl Expr {
                 }
                 .to_string(),
             ),
-            Expr::Not(e) => Value::Bool(!truthy(&e.evaluate(ctx)?)),
+            Expr::Not(e) => Value::Bool(!truthy(&e.eval(ctx, arith)?)),
             Expr::And(es) => {
                 let mut last = Value::Null;
                 for e in es {
-                    last = e.evaluate(ctx)?;
+                    last = e.eval(ctx, arith)?;
                     if !truthy(&last) {
                         break;
                     }
@@ -357,7 +370,7 @@ impl Expr {
             Expr::Or(es) => {
                 let mut last = Value::Null;
                 for e in es {
-                    last = e.evaluate(ctx)?;
+                    last = e.eval(ctx, arith)?;
                     if truthy(&last) {
                         break;
                     }
@@ -365,11 +378,11 @@ impl Expr {
                 last
             }
             Expr::Cmp(op, a, b) => {
-                let a = sprig_int(&a.evaluate(ctx)?);
-                let b = sprig_int(&b.evaluate(ctx)?);
+                let a = sprig_int(&a.eval(ctx, arith)?);
+                let b = sprig_int(&b.eval(ctx, arith)?);
                 Value::Bool(op.apply(a, b))
             }
-            Expr::StrEq(a, b) => match (a.evaluate(ctx)?, b.evaluate(ctx)?) {
+            Expr::StrEq(a, b) => match (a.eval(ctx, arith)?, b.eval(ctx, arith)?) {
                 (Value::String(a), Value::String(b)) => Value::Bool(a == b),
                 (a, b) => {
                     return Err(fail(format!(
@@ -381,18 +394,18 @@ impl Expr {
             },
             Expr::If(c, a, b) => {
                 // ternary evaluates both branches, as Go evaluates call arguments.
-                let then = a.evaluate(ctx)?;
-                let otherwise = b.evaluate(ctx)?;
-                if truthy(&c.evaluate(ctx)?) {
+                let then = a.eval(ctx, arith)?;
+                let otherwise = b.eval(ctx, arith)?;
+                if truthy(&c.eval(ctx, arith)?) {
                     then
                 } else {
                     otherwise
                 }
             }
             Expr::Default(d, v) => {
-                let v = v.evaluate(ctx)?;
+                let v = v.eval(ctx, arith)?;
                 if sprig_empty(&v) {
-                    d.evaluate(ctx)?
+                    d.eval(ctx, arith)?
                 } else {
                     v
                 }
@@ -400,7 +413,7 @@ impl Expr {
             Expr::Concat(es) => {
                 let mut s = String::new();
                 for e in es {
-                    match e.evaluate(ctx)? {
+                    match e.eval(ctx, arith)? {
                         Value::String(part) => s.push_str(&part),
                         other => {
                             return Err(fail(format!(
@@ -413,7 +426,7 @@ impl Expr {
                 Value::String(s)
             }
             Expr::DnsName(e) => {
-                let s = expect_string(e.evaluate(ctx)?).map_err(fail)?;
+                let s = expect_string(e.eval(ctx, arith)?).map_err(fail)?;
                 let mut cut = if s.len() > 63 {
                     s.as_bytes()[..63].to_vec()
                 } else {
@@ -425,17 +438,17 @@ impl Expr {
                 Value::String(String::from_utf8_lossy(&cut).into_owned())
             }
             Expr::ReplacePlus(e) => Value::String(
-                expect_string(e.evaluate(ctx)?)
+                expect_string(e.eval(ctx, arith)?)
                     .map_err(fail)?
                     .replace('+', "_"),
             ),
             Expr::Sha256Json(e) => {
-                let json = to_go_json(&e.evaluate(ctx)?);
+                let json = to_go_json(&e.eval(ctx, arith)?);
                 let digest = Sha256::digest(json.as_bytes());
                 Value::String(digest.iter().map(|b| format!("{b:02x}")).collect())
             }
-            Expr::JsonText(e) => Value::String(to_go_json(&e.evaluate(ctx)?)),
-            Expr::IntString(e) => Value::String(sprig_int(&e.evaluate(ctx)?).to_string()),
+            Expr::JsonText(e) => Value::String(to_go_json(&e.eval(ctx, arith)?)),
+            Expr::IntString(e) => Value::String(sprig_int(&e.eval(ctx, arith)?).to_string()),
             Expr::Item => ctx
                 .item
                 .cloned()
@@ -443,25 +456,28 @@ impl Expr {
             Expr::Add(es) => {
                 let mut sum: i64 = 0;
                 for e in es {
-                    sum = sum.wrapping_add(sprig_int(&e.evaluate(ctx)?));
+                    sum = arith.add(sum, sprig_int(&e.eval(ctx, arith)?));
                 }
                 Value::Number(sum.into())
             }
             Expr::Mul(es) => {
                 let mut product: i64 = 1;
                 for e in es {
-                    product = product.wrapping_mul(sprig_int(&e.evaluate(ctx)?));
+                    product = arith.mul(product, sprig_int(&e.eval(ctx, arith)?));
                 }
                 Value::Number(product.into())
             }
             Expr::Sub(a, b) => Value::Number(
-                sprig_int(&a.evaluate(ctx)?)
-                    .wrapping_sub(sprig_int(&b.evaluate(ctx)?))
+                arith
+                    .sub(
+                        sprig_int(&a.eval(ctx, arith)?),
+                        sprig_int(&b.eval(ctx, arith)?),
+                    )
                     .into(),
             ),
             Expr::ListIf(c, l) => {
-                let list = l.evaluate(ctx)?;
-                if truthy(&c.evaluate(ctx)?) {
+                let list = l.eval(ctx, arith)?;
+                if truthy(&c.eval(ctx, arith)?) {
                     list
                 } else {
                     Value::Array(Vec::new())
@@ -470,7 +486,7 @@ impl Expr {
             Expr::JoinLists(sep, lists) => {
                 let mut items = Vec::new();
                 for l in lists {
-                    match l.evaluate(ctx)? {
+                    match l.eval(ctx, arith)? {
                         Value::Array(a) => items.extend(a),
                         other => {
                             return Err(fail(format!(
@@ -496,31 +512,32 @@ impl Expr {
             Expr::Dict(pairs) => {
                 let mut map = serde_json::Map::new();
                 for (k, v) in pairs {
-                    let key = expect_string(k.evaluate(ctx)?).map_err(fail)?;
-                    map.insert(key, v.evaluate(ctx)?);
+                    let key = expect_string(k.eval(ctx, arith)?).map_err(fail)?;
+                    map.insert(key, v.eval(ctx, arith)?);
                 }
                 Value::Object(map)
             }
-            Expr::WithKey(m, k, v) => match m.evaluate(ctx)? {
+            Expr::WithKey(m, k, v) => match m.eval(ctx, arith)? {
                 Value::Object(mut map) => {
-                    let key = expect_string(k.evaluate(ctx)?).map_err(fail)?;
-                    map.insert(key, v.evaluate(ctx)?);
+                    let key = expect_string(k.eval(ctx, arith)?).map_err(fail)?;
+                    map.insert(key, v.eval(ctx, arith)?);
                     Value::Object(map)
                 }
                 other => return Err(fail(format!("set needs a map, got {}", to_go_json(&other)))),
             },
             Expr::TrimSuffix(suffix, e) => {
-                let s = expect_string(e.evaluate(ctx)?).map_err(fail)?;
+                let s = expect_string(e.eval(ctx, arith)?).map_err(fail)?;
                 Value::String(s.strip_suffix(*suffix).unwrap_or(&s).to_string())
             }
             Expr::SurgePods(pods, surge) => {
-                let pods = sprig_int(&pods.evaluate(ctx)?);
-                let surge = surge.evaluate(ctx)?;
+                let pods = sprig_int(&pods.eval(ctx, arith)?);
+                let surge = surge.eval(ctx, arith)?;
                 let value = match &surge {
                     Value::String(s) if s.ends_with('%') => {
                         let percent =
                             sprig_int(&Value::String(s.trim_end_matches('%').to_string()));
-                        pods.wrapping_mul(percent).wrapping_add(99).div_euclid(100)
+                        // Go's `div` truncates toward zero, as Rust's `/` does.
+                        arith.add(arith.mul(pods, percent), 99) / 100
                     }
                     other => sprig_int(other),
                 };
@@ -585,6 +602,36 @@ impl Expr {
                 visit(k);
                 visit(v);
             }),
+        }
+    }
+}
+
+/// How integer arithmetic treats an int64 overflow: Go (and so Helm) wraps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Overflow {
+    Wrap,
+    Saturate,
+}
+
+impl Overflow {
+    fn add(self, a: i64, b: i64) -> i64 {
+        match self {
+            Overflow::Wrap => a.wrapping_add(b),
+            Overflow::Saturate => a.saturating_add(b),
+        }
+    }
+
+    fn sub(self, a: i64, b: i64) -> i64 {
+        match self {
+            Overflow::Wrap => a.wrapping_sub(b),
+            Overflow::Saturate => a.saturating_sub(b),
+        }
+    }
+
+    fn mul(self, a: i64, b: i64) -> i64 {
+        match self {
+            Overflow::Wrap => a.wrapping_mul(b),
+            Overflow::Saturate => a.saturating_mul(b),
         }
     }
 }
@@ -768,6 +815,70 @@ mod tests {
             Value::Null
         );
         assert!(val(&ValuePath::new(["a", "b", "c"])).evaluate(&c).is_err());
+    }
+
+    #[test]
+    fn integer_arithmetic_wraps_like_go_and_saturates_on_request() {
+        let values = json!({"big": i64::MAX, "small": i64::MIN});
+        let c = ctx(&values);
+        let big = val(&ValuePath::new(["big"]));
+        let small = val(&ValuePath::new(["small"]));
+        let cases = [
+            (Expr::Add(vec![big.clone(), lit(1)]), i64::MIN, i64::MAX),
+            (Expr::Mul(vec![big.clone(), lit(2)]), -2, i64::MAX),
+            (Expr::Mul(vec![small.clone(), lit(2)]), 0, i64::MIN),
+            (
+                Expr::Sub(Box::new(small), Box::new(lit(1))),
+                i64::MAX,
+                i64::MIN,
+            ),
+            (
+                Expr::Sub(Box::new(lit(-2)), Box::new(big)),
+                i64::MAX,
+                i64::MIN,
+            ),
+        ];
+        for (e, wrapped, saturated) in cases {
+            assert_eq!(e.evaluate(&c).unwrap(), json!(wrapped), "{}", e.to_go());
+            assert_eq!(e.evaluate_saturating(&c).unwrap(), json!(saturated));
+        }
+        // Without an overflow both give Go's result.
+        let e = Expr::Sub(
+            Box::new(Expr::Mul(vec![lit(6), lit(7)])),
+            Box::new(Expr::Add(vec![lit(1), lit(2)])),
+        );
+        assert_eq!(e.evaluate(&c).unwrap(), json!(39));
+        assert_eq!(e.evaluate_saturating(&c).unwrap(), json!(39));
+    }
+
+    #[test]
+    fn surge_pods_round_a_percentage_up_and_divide_like_go() {
+        let values = json!({});
+        let c = ctx(&values);
+        let surge = |pods: i64, max_surge: Value| {
+            Expr::SurgePods(Box::new(lit(pods)), Box::new(Expr::Lit(max_surge)))
+        };
+        for (pods, max_surge, expected) in [
+            (3, json!("25%"), 1),
+            (5, json!("25%"), 2),
+            (4, json!("100%"), 4),
+            (4, json!("0%"), 0),
+            (3, json!(2), 2),
+            (3, json!(0), 0),
+            // Go's `div` truncates toward zero: (-200 + 99) / 100 is -1, not -2.
+            (-2, json!("100%"), -1),
+        ] {
+            let e = surge(pods, max_surge.clone());
+            assert_eq!(
+                e.evaluate(&c).unwrap(),
+                json!(expected),
+                "{pods} {max_surge}"
+            );
+            assert_eq!(e.evaluate_saturating(&c).unwrap(), json!(expected));
+        }
+        let e = surge(i64::MAX, json!("999%"));
+        assert_eq!(e.evaluate_saturating(&c).unwrap(), json!(i64::MAX / 100));
+        assert_ne!(e.evaluate(&c).unwrap(), json!(i64::MAX / 100));
     }
 
     #[test]

@@ -437,8 +437,9 @@ fn drain(name: &str, api: &ApiValues) -> Vec<Finding> {
 /// `capacity.postgres` and `capacity.redis`: the peak connections of every workload
 /// across a rollout fit the declared budgets.
 fn capacity(spec: &Spec, values: &Value) -> Vec<Finding> {
-    let (loads, budgets) = match crate::capacity::formula::capacity_inputs(spec, values) {
-        Ok(inputs) => inputs,
+    let capacity = crate::capacity::Capacity::of(spec, values);
+    let findings = match capacity.report().and_then(|r| capacity.findings(&r)) {
+        Ok(findings) => findings,
         Err(e) => {
             return vec![Finding {
                 rule: "capacity.postgres",
@@ -450,8 +451,7 @@ fn capacity(spec: &Spec, values: &Value) -> Vec<Finding> {
             }]
         }
     };
-    let report = crate::capacity::compute_capacity(&loads, &budgets);
-    crate::capacity::capacity_findings(&report, &loads, &budgets)
+    findings
         .into_iter()
         .map(|f| Finding {
             rule: f.rule,

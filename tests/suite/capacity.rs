@@ -3,7 +3,7 @@
 
 use crate::support::*;
 use serde_json::Value;
-use shipshape::capacity::formula::capacity_report;
+use shipshape::capacity::capacity_report;
 use shipshape::generate::generate_outputs;
 use shipshape::spec::{load_spec, Spec};
 use shipshape::values::presets::{preset_values, presets};
@@ -280,5 +280,25 @@ fn gateway_env_tells_the_application_the_counted_sizes() {
             .iter()
             .any(|(k, _)| k == "DELTALLM_TELEMETRY_DB_POOL_SIZE"),
         "telemetry is off in evaluation"
+    );
+}
+
+#[test]
+fn the_guard_reports_capacity_inputs_it_cannot_count() {
+    let spec = example("llm-gateway");
+    let mut values = preset_values(&spec, None).unwrap();
+    values["dependencyCapacity"]["postgres"]["maxConnections"] = serde_json::json!(-1);
+    let findings = shipshape::guards::check_guards(&spec, &values);
+    let capacity: Vec<_> = findings
+        .iter()
+        .filter(|f| f.rule == "capacity.postgres")
+        .collect();
+    assert_eq!(capacity.len(), 1, "{findings:?}");
+    assert!(
+        capacity[0].message.starts_with(
+            "the capacity inputs cannot be evaluated: cannot evaluate `.Values.dependencyCapacity`"
+        ),
+        "{}",
+        capacity[0].message
     );
 }

@@ -1,0 +1,162 @@
+//! The formula's inputs for a spec: which values each workload's max pods, surge,
+//! processes and allocation sizes are read from, and the checks a preset's values must
+//! pass before the formula is evaluated over them.
+
+use crate::capacity::allocations::{effective_size, postgres_allocation_on};
+use crate::capacity::formula::{CapacityExprs, WorkloadExprs};
+use crate::expr::{lit, val, EvalContext, EvalError, Expr, ValuePath};
+use crate::model::DependencyCapacity;
+use crate::spec::{Spec, WorkloadClass};
+use serde_json::Value;
+
+/// The whole formula of the spec: its workloads (sorted by name), its declared
+/// PostgreSQL reservations and Redis servers.
+pub fn capacity_exprs(spec: &Spec) -> CapacityExprs {
+    let declared = &spec.dependency_capacity;
+    CapacityExprs::new(
+        workload_exprs(spec),
+        declared.postgres.reservations.keys().map(String::as_str),
+        declared.redis.servers.keys().map(String::as_str),
+    )
+}
+
+/// The capacity inputs of every workload of the spec, sorted by name.
+pub fn workload_exprs(spec: &Spec) -> Vec<WorkloadExprs> {
+    spec.workloads
+        .all()
+        .into_iter()
+        .map(|(name, workload)| {
+            let class = workload.class();
+            let declared = workload.to_values();
+            let path = ValuePath::new(["workloads", name]);
+            let (autoscaled, pods) = pods(&path, class);
+            let max_pods = Expr::If(
+                Box::new(val(&path.child("enabled"))),
+                Box::new(pods),
+                Box::new(lit(0)),
+            );
+            let max_surge = (class != WorkloadClass::Migrate)
+                .then(|| val(&path.child("rollingUpdate").child("maxSurge")));
+            let allocations = |dependency: &str| {
+                declared
+                    .get(dependency)
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default()
+            };
+            let postgres = allocations("postgres")
+                .iter()
+                .filter(|(_, d)| {
+                    d.get("partOf")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .is_empty()
+                })
+                .map(|(alloc, d)| {
+                    let size = effective_size(spec, name, "postgres", alloc, d);
+                    let on = postgres_allocation_on(d);
+                    (
+                        alloc.clone(),
+                        Expr::If(Box::new(on), Box::new(size), Box::new(lit(0))),
+                    )
+                })
+                .collect();
+            let redis = allocations("redis")
+                .iter()
+                .map(|(alloc, d)| {
+                    let server = d.get("server").and_then(Value::as_str).unwrap_or("");
+                    (
+                        alloc.clone(),
+                        server.to_string(),
+                        effective_size(spec, name, "redis", alloc, d),
+                    )
+                })
+                .collect();
+            WorkloadExprs::new(
+                name,
+                class,
+                autoscaled,
+                max_pods,
+                max_surge,
+                val(&path.child("processesPerPod")),
+                postgres,
+                redis,
+            )
+        })
+        .collect()
+}
+
+/// Whether an autoscaler owns the pods, and the pods of an enabled workload: the HPA's
+/// or KEDA's maximum when one is on (api), the hook Job's one pod (migrate), else the
+/// replicas.
+fn pods(path: &ValuePath, class: WorkloadClass) -> (Expr, Expr) {
+    match class {
+        WorkloadClass::Api => {
+            let hpa = path.child("autoscaling");
+            let keda = path.child("keda");
+            (
+                Expr::Or(vec![
+                    val(&hpa.child("enabled")),
+                    val(&keda.child("enabled")),
+                ]),
+                Expr::If(
+                    Box::new(val(&hpa.child("enabled"))),
+                    Box::new(val(&hpa.child("maxReplicas"))),
+                    Box::new(Expr::If(
+                        Box::new(val(&keda.child("enabled"))),
+                        Box::new(val(&keda.child("maxReplicas"))),
+                        Box::new(val(&path.child("replicaCount"))),
+                    )),
+                ),
+            )
+        }
+        // The hook Job runs one pod while the old release still runs.
+        WorkloadClass::Migrate => (lit(false), lit(1)),
+        _ => (lit(false), val(&path.child("replicaCount"))),
+    }
+}
+
+/// The context the formula is evaluated in: the values (no release is needed).
+pub fn eval_context<'a>(spec: &'a Spec, values: &'a Value) -> EvalContext<'a> {
+    EvalContext {
+        values,
+        item: None,
+        release_name: "",
+        release_namespace: "",
+        chart_name: &spec.chart.name,
+        chart_version: &spec.chart.version,
+        chart_app_version: &spec.chart.app_version,
+    }
+}
+
+/// Refuses values the formula would silently read as 0: a `maxSurge` Kubernetes would
+/// refuse, budgets that do not fit their types.
+pub fn check_inputs(exprs: &CapacityExprs, ctx: &EvalContext<'_>) -> Result<(), EvalError> {
+    for w in &exprs.workloads {
+        let Some(surge) = &w.max_surge else {
+            continue;
+        };
+        let raw = surge.evaluate(ctx)?;
+        if crate::model::int_or_percent(&raw, 999).is_none() {
+            let (expression, name) = match surge {
+                Expr::Ref(path) => (format!(".Values.{path}"), path.to_string()),
+                other => (other.to_go(), other.to_go()),
+            };
+            return Err(EvalError {
+                expression,
+                reason: format!(
+                    "`{name}` is {}, not a whole number or a percentage `N%`",
+                    crate::expr::gojson::to_go_json(&raw)
+                ),
+            });
+        }
+    }
+    if let Some(budgets) = ctx.values.get("dependencyCapacity") {
+        serde_json::from_value::<DependencyCapacity>(crate::values::integral_numbers(budgets))
+            .map_err(|e| EvalError {
+                expression: ".Values.dependencyCapacity".into(),
+                reason: format!("`dependencyCapacity` does not fit its type: {e}"),
+            })?;
+    }
+    Ok(())
+}
