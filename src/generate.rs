@@ -5,6 +5,7 @@
 
 use crate::backends::helm::{build_chart, ChartInputs, TemplateError};
 use crate::backends::native::{render_manifests, Release};
+use crate::capacity::fit::presets;
 use crate::capacity::format_table;
 use crate::capacity::formula::capacity_report;
 use crate::contract::schema::values_schema;
@@ -12,7 +13,7 @@ use crate::expr::EvalError;
 use crate::guards::{check_guards, Finding, Severity};
 use crate::objects::build_objects;
 use crate::spec::Spec;
-use crate::values::presets::{preset_values, presets, DEFAULT_PRESET};
+use crate::values::presets::{resolve_preset, DEFAULT_PRESET};
 use crate::values::{check_values_schema, default_values, ValuesError};
 use std::collections::BTreeMap;
 
@@ -135,7 +136,7 @@ pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
     names.extend(presets.keys().map(|k| Some(k.as_str())));
     for name in names {
         let label = name.unwrap_or(DEFAULT_PRESET);
-        let values = preset_values(spec, name)?;
+        let values = resolve_preset(spec, &presets, name)?;
         let guard_findings = check_guards(spec, &values);
         if let Err(ValuesError::Schema { violations, .. }) =
             check_values_schema(&values, &schema, &format!("preset `{label}`"))

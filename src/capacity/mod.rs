@@ -9,6 +9,7 @@
 //! (and a finding) rather than a panic.
 
 pub mod allocations;
+pub mod fit;
 pub mod formula;
 
 use serde::{Deserialize, Serialize};

@@ -13,11 +13,11 @@ pub use release::{package, push, PushOptions};
 pub use validate::{validate, ValidateOptions};
 
 use crate::backends::native::{render_manifests, Release};
+use crate::capacity::fit::presets;
 use crate::contract::schema::{spec_schema, values_schema};
 use crate::generate::{generate_outputs, GenerateError, OutputFiles};
 use crate::objects::build_objects;
 use crate::spec::{load_spec, Spec, SpecError};
-use crate::values::presets::presets;
 use crate::values::{
     check_values_schema, parse_set_args, parse_values_yaml, resolve_values, ValuesError,
     ValuesSource,
