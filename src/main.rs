@@ -102,7 +102,9 @@ enum Command {
     Capacity {
         #[command(flatten)]
         values: ValuesArgs,
-        /// `table`, `markdown` or `json`.
+        /// `table`, `markdown`, `json`, or `svg`: a figure with a stacked bar per budget
+        /// (one segment per workload and reservation, a line at the budget), as
+        /// `generate` writes it to `capacity/<preset>.svg`.
         #[arg(long, value_enum, default_value = "table")]
         format: CapacityFormatArg,
     },
@@ -173,6 +175,7 @@ enum CapacityFormatArg {
     Table,
     Markdown,
     Json,
+    Svg,
 }
 
 /// Output formats of `diff`.
@@ -210,6 +213,7 @@ fn main() -> ExitCode {
                 CapacityFormatArg::Table => commands::CapacityFormat::Table,
                 CapacityFormatArg::Markdown => commands::CapacityFormat::Markdown,
                 CapacityFormatArg::Json => commands::CapacityFormat::Json,
+                CapacityFormatArg::Svg => commands::CapacityFormat::Svg,
             },
         ),
         Command::Validate {

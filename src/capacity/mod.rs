@@ -9,8 +9,10 @@
 //! (and a finding) rather than a panic.
 
 pub mod allocations;
+pub mod breakdown;
 pub mod fit;
 pub mod formula;
+pub mod svg;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

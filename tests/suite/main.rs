@@ -6,6 +6,7 @@ mod concurrency;
 mod contract;
 mod equivalence;
 mod fake_registry;
+mod figures;
 mod fixtures;
 mod golden;
 mod hostile;
