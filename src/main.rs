@@ -49,6 +49,19 @@ impl ValuesArgs {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Write a commented starter `shipshape.yaml` (at `--spec`) for a new app: a schema
+    /// modeline for editors, budgets that fit, one workload per class, one preset. The
+    /// spec's JSON schema is written beside it as `shipshape.schema.json` unless that
+    /// file exists. Never overwrites a file (exit 2 when the spec exists).
+    Init {
+        /// The chart's name [default: the spec folder's name, as a DNS label].
+        #[arg(long)]
+        name: Option<String>,
+        /// Workload classes, separated by `,`: api, jobs, pool, worker, migrate
+        /// [default: api,worker,migrate].
+        #[arg(long)]
+        classes: Option<String>,
+    },
     /// Write the chart (`OUT/chart`) and the render of the defaults and of every preset
     /// (`OUT/rendered`). Atomic: a failure leaves the previous output; reruns are
     /// byte-identical. Replaces only a folder holding shipshape's marker
@@ -190,6 +203,10 @@ fn main() -> ExitCode {
     let out_or_default =
         |out: Option<PathBuf>| out.unwrap_or_else(|| commands::default_out_dir(&cli.spec));
     let result = match cli.command {
+        Command::Init {
+            ref name,
+            ref classes,
+        } => commands::init(&cli.spec, name.as_deref(), classes.as_deref()),
         Command::Generate { ref out } => {
             commands::generate(&cli.spec, &out_or_default(out.clone()))
         }

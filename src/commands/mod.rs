@@ -2,6 +2,7 @@
 //! processes. Each command returns an [`Exit`] or a [`CommandError`] that knows its
 //! exit code.
 
+pub mod init;
 pub mod objdiff;
 pub mod output;
 pub mod release;
@@ -9,6 +10,7 @@ pub mod review;
 pub mod signals;
 pub mod validate;
 
+pub use init::init;
 pub use output::{read_tree, write_tree_atomically};
 pub use release::{package, push, PushOptions};
 pub use validate::{validate, ValidateOptions};
@@ -75,6 +77,10 @@ pub enum CommandError {
     BadArgument { message: String },
     #[error("{message}\n  hint: {hint}")]
     Tool { message: String, hint: String },
+    #[error(transparent)]
+    Starter(#[from] crate::spec::starter::StarterError),
+    #[error("`{path}` already exists, and `shipshape init` never overwrites a file\n  hint: pass `--spec` naming a new file, or move `{path}` away")]
+    Exists { path: String },
 }
 
 impl CommandError {
@@ -89,7 +95,12 @@ impl CommandError {
             | CommandError::PackageTarget { .. }
             | CommandError::ReleaseName { .. }
             | CommandError::Render(_)
-            | CommandError::BadArgument { .. } => Exit::BadInput,
+            | CommandError::BadArgument { .. }
+            | CommandError::Exists { .. } => Exit::BadInput,
+            CommandError::Starter(crate::spec::starter::StarterError::Template(_)) => {
+                Exit::ExternalTool
+            }
+            CommandError::Starter(_) => Exit::BadInput,
             CommandError::Tool { .. } => Exit::ExternalTool,
             CommandError::Generate {
                 source: GenerateError::Template(_),

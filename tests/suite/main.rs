@@ -10,6 +10,7 @@ mod figures;
 mod fixtures;
 mod golden;
 mod hostile;
+mod init;
 mod layout;
 mod presets;
 mod props;
