@@ -215,3 +215,54 @@ fn every_combination_of_classes_generates() {
         "31 combinations less the 8 with a pool and no jobs"
     );
 }
+
+/// The README's "First chart in five minutes" shows what the commands print: run them
+/// again and find each output in it.
+#[test]
+fn the_readme_walkthrough_shows_real_output() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let start = readme
+        .find("## First chart in five minutes")
+        .expect("section");
+    let end = start + readme[start..].find("\n## Commands").expect("next section");
+    let section = &readme[start..end];
+    let scratch = Scratch::new("init-walkthrough");
+    let dir = scratch.path().join("shop");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_shipshape"));
+    let in_shop = |args: &[&str]| {
+        let out = std::process::Command::new(bin)
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let (code, init) = in_shop(&["init", "--name", "shop"]);
+    assert_eq!(code, Some(0));
+    let (code, generate) = in_shop(&["generate"]);
+    assert_eq!(code, Some(0));
+    let capacity = std::fs::read_to_string(dir.join("generated/capacity/autoscaling.txt")).unwrap();
+    let spec = dir.join("shipshape.yaml");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    let edited = text.replacen(
+        "      processesPerPod: 1\n",
+        "      processesPerPod: 2\n",
+        1,
+    );
+    assert_ne!(text, edited);
+    std::fs::write(&spec, edited).unwrap();
+    let (code, diff) = in_shop(&["diff", "--format", "markdown"]);
+    assert_eq!(code, Some(1));
+    for (what, output) in [
+        ("init", init),
+        ("generate", generate),
+        ("capacity", capacity),
+        ("diff", diff),
+    ] {
+        assert!(
+            section.contains(output.trim_end()),
+            "README's walkthrough is stale: the {what} output is not in it:\n{output}"
+        );
+    }
+}
