@@ -183,25 +183,33 @@ pub fn capacity_svg(title: &str, budgets: &[BudgetUse]) -> String {
         }
         if let (Some(limit), true) = (budget.limit, budget.reserve > 0) {
             let lx = MARGIN + limit as f64 * scale;
-            let _ = writeln!(
-                body,
-                r##"  <line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#555555" stroke-width="1.5" stroke-dasharray="4 3"/>"##,
-                num(lx),
-                num(y - 4.0),
-                num(lx),
-                num(y + BAR + 4.0)
-            );
+            // A white halo keeps the line visible over any segment.
+            for (stroke, width, dash) in [
+                ("#FFFFFF", "4", ""),
+                ("#555555", "1.5", r#" stroke-dasharray="4 3""#),
+            ] {
+                let _ = writeln!(
+                    body,
+                    r#"  <line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{stroke}" stroke-width="{width}"{dash}/>"#,
+                    num(lx),
+                    num(y - 4.0),
+                    num(lx),
+                    num(y + BAR + 4.0)
+                );
+            }
         }
         if let Some(b) = budget.budget {
             let bx = MARGIN + b as f64 * scale;
-            let _ = writeln!(
-                body,
-                r#"  <line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{BUDGET_COLOUR}" stroke-width="2.5"/>"#,
-                num(bx),
-                num(y - 6.0),
-                num(bx),
-                num(y + BAR + 6.0)
-            );
+            for (stroke, width) in [("#FFFFFF", "5.5"), (BUDGET_COLOUR, "2.5")] {
+                let _ = writeln!(
+                    body,
+                    r#"  <line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{stroke}" stroke-width="{width}"/>"#,
+                    num(bx),
+                    num(y - 6.0),
+                    num(bx),
+                    num(y + BAR + 6.0)
+                );
+            }
         }
         y += BAR + 8.0;
         // The legend: a swatch and "name number" per segment, wrapped to the width.
