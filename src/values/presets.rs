@@ -113,7 +113,13 @@ fn expand_builtin(spec: &Spec, text: &str, own: &Map<String, Value>) -> Preset {
     if let (true, Some(ceiling)) = (builtin.fit_max_replicas, ceiling) {
         for name in spec.workloads.api.keys() {
             let path = |key| ["workloads", name.as_str(), "autoscaling", key];
-            if number_at(own, &path("maxReplicas")).is_none() {
+            let switched_off = own
+                .get("workloads")
+                .and_then(|w| w.get(name.as_str()))
+                .and_then(|w| w.get("autoscaling"))
+                .and_then(|a| a.get("enabled"))
+                == Some(&Value::Bool(false));
+            if number_at(own, &path("maxReplicas")).is_none() && !switched_off {
                 fit.push(FitTarget {
                     workload: name.clone(),
                     ceiling,
@@ -239,7 +245,7 @@ mod tests {
         let text = format!(
             "chart: {{name: t, version: 1.0.0, appVersion: '1', description: x}}\n\
              image: {{repository: example/t}}\n\
-             workloads: {{api: {{web: {{}}, admin: {{}}}}}}\n{presets}"
+             workloads: {{api: {{web: {{}}, admin: {{}}, ops: {{}}}}}}\n{presets}"
         );
         crate::spec::load_spec(&text, "t.yaml").unwrap()
     }
@@ -255,9 +261,9 @@ mod tests {
     }
 
     #[test]
-    fn a_maximum_the_spec_sets_is_not_fitted() {
+    fn a_maximum_the_spec_sets_or_an_autoscaler_it_turns_off_is_not_fitted() {
         let all = declared_presets(&spec(
-            "presets:\n  autoscaling:\n    builtin: true\n    values:\n      workloads:\n        web: {autoscaling: {maxReplicas: 20, minReplicas: 4}}\n        admin: {autoscaling: {minReplicas: 2}}\n",
+            "presets:\n  autoscaling:\n    builtin: true\n    values:\n      workloads:\n        web: {autoscaling: {maxReplicas: 20, minReplicas: 4}}\n        admin: {autoscaling: {minReplicas: 2}}\n        ops: {autoscaling: {enabled: false}}\n",
         ));
         let preset = &all["autoscaling"];
         assert_eq!(
