@@ -62,8 +62,8 @@ enum Command {
         #[arg(long)]
         classes: Option<String>,
     },
-    /// Write the chart (`OUT/chart`) and the render of the defaults and of every preset
-    /// (`OUT/rendered`). Atomic: a failure leaves the previous output; reruns are
+    /// Write the chart (`OUT/chart`), the render of the defaults and of every preset
+    /// (`OUT/rendered`) and their capacity reports, figures and records (`OUT/capacity`). Atomic: a failure leaves the previous output; reruns are
     /// byte-identical. Replaces only a folder holding shipshape's marker
     /// `.shipshape-output` (or an empty one); a second run on the same folder at the same
     /// time is refused (exit 3).
@@ -141,9 +141,12 @@ enum Command {
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout_seconds: u64,
     },
-    /// Object-aware diff of every preset's rendered objects against an output folder:
-    /// per object added, removed, or changed with each changed path and its old and new
-    /// value. Exit 1 when anything changes.
+    /// What a change does against an output folder: first the capacity of every preset
+    /// and budget (peak before -> after, budget, headroom; changed rows marked) and the
+    /// guard findings that appear or disappear, then an object-aware diff of every
+    /// preset's rendered objects: per object added, removed, or changed with each
+    /// changed path and its old and new value. A change the guards refuse is reviewed
+    /// too. Exit 1 when anything changes or a guard refuses.
     Diff {
         /// The committed output folder [default: `generated/` beside the spec].
         #[arg(long)]
