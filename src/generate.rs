@@ -3,16 +3,20 @@
 //! `generate` writes what this returns; `check` compares it with what is on disk.
 //! Both use this one path, so a check can never disagree with a generate.
 
-use crate::backends::helm::{build_chart, ChartInputs, TemplateError};
+use crate::backends::helm::{build_chart, pretty_json, ChartInputs, TemplateError};
 use crate::backends::native::{render_manifests, Release};
+use crate::capacity::breakdown::{preset_budget_uses, BudgetUse};
+use crate::capacity::fit::presets;
+use crate::capacity::svg::{capacity_svg, figure_title};
 use crate::capacity::{capacity_report, format_table};
 use crate::contract::schema::values_schema;
 use crate::expr::EvalError;
 use crate::guards::{check_guards, Finding, Severity};
 use crate::objects::build_objects;
 use crate::spec::Spec;
-use crate::values::presets::{preset_values, presets, DEFAULT_PRESET};
+use crate::values::presets::{resolve_preset, DEFAULT_PRESET};
 use crate::values::{check_values_schema, default_values, ValuesError};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Output files by path relative to the output folder.
@@ -108,10 +112,81 @@ pub struct Generated {
     pub warnings: Vec<(String, Finding)>,
 }
 
+/// One guard finding as `capacity/<preset>.json` records it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct FindingRecord {
+    /// `error` or `warning`.
+    pub severity: String,
+    /// The rule id.
+    pub rule: String,
+    /// The values path.
+    pub path: String,
+    /// The one-line message.
+    pub message: String,
+}
+
+impl FindingRecord {
+    fn of(f: &Finding) -> Self {
+        FindingRecord {
+            severity: match f.severity {
+                Severity::Error => "error".into(),
+                Severity::Warning => "warning".into(),
+            },
+            rule: f.rule.to_string(),
+            path: f.path.clone(),
+            message: f.message.clone(),
+        }
+    }
+}
+
+/// What `capacity/<preset>.json` holds: the preset's budgets with what uses them and
+/// its guard findings (in written output only warnings, since an error stops
+/// `generate`). `diff` compares these with the committed ones.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PresetRecord {
+    /// PostgreSQL, each Redis server, the Redis total (empty when the values could not
+    /// be evaluated).
+    pub budgets: Vec<BudgetUse>,
+    /// The preset's findings, sorted.
+    pub findings: Vec<FindingRecord>,
+}
+
+/// Generation without the refusal: the files of every preset whose values the schema
+/// accepts, and every finding. `diff` reviews a change that guards refuse with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Review {
+    /// Output files by path (no render for a preset the schema refuses).
+    pub files: OutputFiles,
+    /// Every finding, by preset, errors included.
+    pub findings: Vec<(String, Finding)>,
+    /// Every preset's record, by preset (also for a preset the schema refuses).
+    pub records: BTreeMap<String, PresetRecord>,
+    /// Presets not rendered because their values break the schema.
+    pub unrendered: Vec<String>,
+}
+
 /// Generates the chart (under `chart/`), the render of the defaults and of every
-/// preset (under `rendered/`), their capacity reports (under `capacity/`) and the
-/// ownership marker ([`OUTPUT_MARKER`]).
+/// preset (under `rendered/`), their capacity reports, figures and records (under
+/// `capacity/`) and the ownership marker ([`OUTPUT_MARKER`]); refuses when a guard
+/// finds an error in any preset.
 pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
+    let review = generate_review(spec)?;
+    let (errors, warnings): (Vec<_>, Vec<_>) = review
+        .findings
+        .into_iter()
+        .partition(|(_, f)| f.severity == Severity::Error);
+    if !errors.is_empty() {
+        return Err(GenerateError::Guards { findings: errors });
+    }
+    Ok(Generated {
+        files: review.files,
+        warnings,
+    })
+}
+
+/// Everything [`generate_outputs`] computes, without refusing presets the guards
+/// refuse. Fails only when values cannot be evaluated or an internal template fails.
+pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     let docs = build_objects(spec);
     let defaults = default_values(spec);
     let schema = values_schema(spec);
@@ -130,13 +205,16 @@ pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
     }
     let release = Release::default();
     let mut findings: Vec<(String, Finding)> = Vec::new();
+    let mut records = BTreeMap::new();
+    let mut unrendered = Vec::new();
     let mut names: Vec<Option<&str>> = vec![None];
     names.extend(presets.keys().map(|k| Some(k.as_str())));
     for name in names {
         let label = name.unwrap_or(DEFAULT_PRESET);
-        let values = preset_values(spec, name)?;
+        let values = resolve_preset(spec, &presets, name)?;
         let guard_findings = check_guards(spec, &values);
-        if let Err(ValuesError::Schema { violations, .. }) =
+        let mut preset_findings = Vec::new();
+        let schema_ok = if let Err(ValuesError::Schema { violations, .. }) =
             check_values_schema(&values, &schema, &format!("preset `{label}`"))
         {
             // The schema's own findings, unless a guard explains the same rule better. A
@@ -149,40 +227,56 @@ pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
                     .any(|f| v.message.starts_with(&format!("refused by {}:", f.rule)))
                     || (guard_errors && v.message.starts_with("refused by capacity.plan:"));
                 if !explained {
-                    findings.push((label.to_string(), schema_finding(v)));
+                    preset_findings.push(schema_finding(v));
                 }
             }
             // The schema already says why such values do not fit the types.
-            findings.extend(
+            preset_findings.extend(
                 guard_findings
                     .into_iter()
-                    .filter(|f| f.rule != "values.types")
-                    .map(|f| (label.to_string(), f)),
+                    .filter(|f| f.rule != "values.types"),
             );
+            false
+        } else {
+            preset_findings.extend(guard_findings);
+            true
+        };
+        let mut record = PresetRecord {
+            budgets: Vec::new(),
+            findings: preset_findings.iter().map(FindingRecord::of).collect(),
+        };
+        record.findings.sort();
+        findings.extend(preset_findings.into_iter().map(|f| (label.to_string(), f)));
+        if !schema_ok {
+            // The figures still say what the guards measured, when the values evaluate.
+            record.budgets = preset_budget_uses(spec, &values).unwrap_or_default();
+            unrendered.push(label.to_string());
+            records.insert(label.to_string(), record);
             continue;
         }
-        findings.extend(guard_findings.into_iter().map(|f| (label.to_string(), f)));
-        let text = render_manifests(spec, &docs, &values, &release).map_err(|source| {
-            GenerateError::Render {
-                preset: label.to_string(),
-                source,
-            }
-        })?;
-        out.insert(format!("rendered/{label}.yaml"), text);
-        let report = capacity_report(spec, &values).map_err(|source| GenerateError::Render {
+        let render_error = |source| GenerateError::Render {
             preset: label.to_string(),
             source,
-        })?;
+        };
+        let text = render_manifests(spec, &docs, &values, &release).map_err(render_error)?;
+        out.insert(format!("rendered/{label}.yaml"), text);
+        let report = capacity_report(spec, &values).map_err(render_error)?;
         out.insert(format!("capacity/{label}.txt"), format_table(&report));
+        record.budgets = preset_budget_uses(spec, &values).map_err(render_error)?;
+        out.insert(
+            format!("capacity/{label}.svg"),
+            capacity_svg(&figure_title(&spec.chart.name, label), &record.budgets),
+        );
+        out.insert(
+            format!("capacity/{label}.json"),
+            pretty_json(&serde_json::to_value(&record).unwrap_or_default()),
+        );
+        records.insert(label.to_string(), record);
     }
-    let (errors, warnings): (Vec<_>, Vec<_>) = findings
-        .into_iter()
-        .partition(|(_, f)| f.severity == Severity::Error);
-    if !errors.is_empty() {
-        return Err(GenerateError::Guards { findings: errors });
-    }
-    Ok(Generated {
+    Ok(Review {
         files: out,
-        warnings,
+        findings,
+        records,
+        unrendered,
     })
 }

@@ -49,8 +49,21 @@ impl ValuesArgs {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Write the chart (`OUT/chart`) and the render of the defaults and of every preset
-    /// (`OUT/rendered`). Atomic: a failure leaves the previous output; reruns are
+    /// Write a commented starter `shipshape.yaml` (at `--spec`) for a new app: a schema
+    /// modeline for editors, budgets that fit, one workload per class, one preset. The
+    /// spec's JSON schema is written beside it as `shipshape.schema.json` unless that
+    /// file exists. Never overwrites a file (exit 2 when the spec exists).
+    Init {
+        /// The chart's name [default: the spec folder's name, as a DNS label].
+        #[arg(long)]
+        name: Option<String>,
+        /// Workload classes, separated by `,`: api, jobs, pool, worker, migrate
+        /// [default: api,worker,migrate].
+        #[arg(long)]
+        classes: Option<String>,
+    },
+    /// Write the chart (`OUT/chart`), the render of the defaults and of every preset
+    /// (`OUT/rendered`) and their capacity reports, figures and records (`OUT/capacity`). Atomic: a failure leaves the previous output; reruns are
     /// byte-identical. Replaces only a folder holding shipshape's marker
     /// `.shipshape-output` (or an empty one); a second run on the same folder at the same
     /// time is refused (exit 3).
@@ -102,7 +115,9 @@ enum Command {
     Capacity {
         #[command(flatten)]
         values: ValuesArgs,
-        /// `table`, `markdown` or `json`.
+        /// `table`, `markdown`, `json`, or `svg`: a figure with a stacked bar per budget
+        /// (one segment per workload and reservation, a line at the budget), as
+        /// `generate` writes it to `capacity/<preset>.svg`.
         #[arg(long, value_enum, default_value = "table")]
         format: CapacityFormatArg,
     },
@@ -126,9 +141,12 @@ enum Command {
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout_seconds: u64,
     },
-    /// Object-aware diff of every preset's rendered objects against an output folder:
-    /// per object added, removed, or changed with each changed path and its old and new
-    /// value. Exit 1 when anything changes.
+    /// What a change does against an output folder: first the capacity of every preset
+    /// and budget (peak before -> after, budget, headroom; changed rows marked) and the
+    /// guard findings that appear or disappear, then an object-aware diff of every
+    /// preset's rendered objects: per object added, removed, or changed with each
+    /// changed path and its old and new value. A change the guards refuse is reviewed
+    /// too. Exit 1 when anything changes or a guard refuses.
     Diff {
         /// The committed output folder [default: `generated/` beside the spec].
         #[arg(long)]
@@ -173,6 +191,7 @@ enum CapacityFormatArg {
     Table,
     Markdown,
     Json,
+    Svg,
 }
 
 /// Output formats of `diff`.
@@ -187,6 +206,10 @@ fn main() -> ExitCode {
     let out_or_default =
         |out: Option<PathBuf>| out.unwrap_or_else(|| commands::default_out_dir(&cli.spec));
     let result = match cli.command {
+        Command::Init {
+            ref name,
+            ref classes,
+        } => commands::init(&cli.spec, name.as_deref(), classes.as_deref()),
         Command::Generate { ref out } => {
             commands::generate(&cli.spec, &out_or_default(out.clone()))
         }
@@ -210,6 +233,7 @@ fn main() -> ExitCode {
                 CapacityFormatArg::Table => commands::CapacityFormat::Table,
                 CapacityFormatArg::Markdown => commands::CapacityFormat::Markdown,
                 CapacityFormatArg::Json => commands::CapacityFormat::Json,
+                CapacityFormatArg::Svg => commands::CapacityFormat::Svg,
             },
         ),
         Command::Validate {

@@ -18,10 +18,13 @@
 //! - [`tables`]: the report as plain text and Markdown.
 
 pub mod allocations;
+pub mod breakdown;
 pub mod explain;
+pub mod fit;
 pub mod formula;
 pub mod inputs;
 pub mod report;
+pub mod svg;
 pub mod tables;
 
 pub use explain::CapacityFinding;

@@ -961,7 +961,7 @@ fn example(name: &str) -> (crate::spec::Spec, Value) {
         .join("shipshape.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
     let spec = crate::spec::load_spec(&text, name).unwrap();
-    let values = crate::values::presets::preset_values(&spec, None).unwrap();
+    let values = crate::capacity::fit::preset_values(&spec, None).unwrap();
     (spec, values)
 }
 
@@ -1392,7 +1392,7 @@ workloads:
         own: {size: 4}
 "#;
     let spec = crate::spec::load_spec(text, "t").unwrap();
-    let values = crate::values::presets::preset_values(&spec, None).unwrap();
+    let values = crate::capacity::fit::preset_values(&spec, None).unwrap();
     let capacity = Capacity::of(&spec, &values);
     let per_process: Vec<(String, u64)> = capacity
         .exprs

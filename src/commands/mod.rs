@@ -2,22 +2,25 @@
 //! processes. Each command returns an [`Exit`] or a [`CommandError`] that knows its
 //! exit code.
 
+pub mod init;
 pub mod objdiff;
 pub mod output;
 pub mod release;
+pub mod review;
 pub mod signals;
 pub mod validate;
 
+pub use init::init;
 pub use output::{read_tree, write_tree_atomically};
 pub use release::{package, push, PushOptions};
 pub use validate::{validate, ValidateOptions};
 
 use crate::backends::native::{render_manifests, Release};
+use crate::capacity::fit::presets;
 use crate::contract::schema::{spec_schema, values_schema};
 use crate::generate::{generate_outputs, GenerateError, OutputFiles};
 use crate::objects::build_objects;
 use crate::spec::{load_spec, Spec, SpecError};
-use crate::values::presets::presets;
 use crate::values::{
     check_values_schema, parse_set_args, parse_values_yaml, resolve_values, ValuesError,
     ValuesSource,
@@ -74,6 +77,10 @@ pub enum CommandError {
     BadArgument { message: String },
     #[error("{message}\n  hint: {hint}")]
     Tool { message: String, hint: String },
+    #[error(transparent)]
+    Starter(#[from] crate::spec::starter::StarterError),
+    #[error("`{path}` already exists, and `shipshape init` never overwrites a file\n  hint: pass `--spec` naming a new file, or move `{path}` away")]
+    Exists { path: String },
 }
 
 impl CommandError {
@@ -88,7 +95,12 @@ impl CommandError {
             | CommandError::PackageTarget { .. }
             | CommandError::ReleaseName { .. }
             | CommandError::Render(_)
-            | CommandError::BadArgument { .. } => Exit::BadInput,
+            | CommandError::BadArgument { .. }
+            | CommandError::Exists { .. } => Exit::BadInput,
+            CommandError::Starter(crate::spec::starter::StarterError::Template(_)) => {
+                Exit::ExternalTool
+            }
+            CommandError::Starter(_) => Exit::BadInput,
             CommandError::Tool { .. } => Exit::ExternalTool,
             CommandError::Generate {
                 source: GenerateError::Template(_),
@@ -369,31 +381,83 @@ pub fn rendered_object_changes(
             DiffFormat::Text => {
                 report.push_str(&format!("preset `{preset}`:\n{}", format_text(&changes)))
             }
-            DiffFormat::Markdown => report.push_str(&format_markdown(&changes).replacen(
-                "### Rendered object changes",
-                &format!("### Rendered object changes: preset `{preset}`"),
-                1,
-            )),
+            DiffFormat::Markdown => {
+                if !report.is_empty() {
+                    report.push('\n');
+                }
+                report.push_str(&format_markdown(&changes).replacen(
+                    "### Rendered object changes",
+                    &format!("### Rendered object changes: preset `{preset}`"),
+                    1,
+                ))
+            }
         }
     }
     Ok(report)
 }
 
-/// `shipshape diff`: what the rendered objects of every preset would change, against a
-/// committed output folder.
+/// `shipshape diff`: what would change against a committed output folder: first the
+/// capacity of every preset and budget and the guard findings that appear or
+/// disappear, then the rendered objects. Guard errors do not stop it: a change the
+/// guards refuse is reviewed like any other (exit 1).
 pub fn diff(spec_path: &Path, against: &Path, format: DiffFormat) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
-    let fresh = generate_for(&spec, spec_path)?;
-    let committed = read_tree(against)?;
-    let report = rendered_object_changes(&committed, &fresh, format)?;
-    if report.is_empty() {
-        match format {
-            DiffFormat::Text => println!("no object changes"),
-            DiffFormat::Markdown => println!("### Rendered object changes\n\nNo object changes."),
+    let fresh =
+        crate::generate::generate_review(&spec).map_err(|source| CommandError::Generate {
+            file: spec_path.display().to_string(),
+            source,
+        })?;
+    let mut committed = read_tree(against)?;
+    let before = review::committed_records(&committed, &against.display().to_string())
+        .map_err(|message| CommandError::BadArgument { message })?;
+    // A preset whose values break the schema has no render now: its objects are not
+    // compared (the findings say why), rather than listed as removed.
+    for preset in &fresh.unrendered {
+        committed.remove(&format!("rendered/{preset}.yaml"));
+    }
+    let capacity = match format {
+        DiffFormat::Text => review::capacity_text(&before, &fresh.records),
+        DiffFormat::Markdown => review::capacity_markdown(&before, &fresh.records),
+    };
+    let objects = rendered_object_changes(&committed, &fresh.files, format)?;
+    let unrendered: Vec<String> = fresh
+        .unrendered
+        .iter()
+        .map(|p| {
+            format!("preset `{p}` is not rendered: its values are refused (see the guard findings)")
+        })
+        .collect();
+    let mut out = capacity.text;
+    match format {
+        DiffFormat::Text => {
+            for line in &unrendered {
+                out.push_str(&format!("{line}\n"));
+            }
+            if objects.is_empty() {
+                out.push_str("no object changes\n");
+            } else {
+                out.push_str(&objects);
+            }
         }
+        DiffFormat::Markdown => {
+            for line in &unrendered {
+                out.push_str(&format!("> {line}\n\n"));
+            }
+            if objects.is_empty() {
+                out.push_str("### Rendered object changes\n\nNo object changes.\n");
+            } else {
+                out.push_str(&objects);
+            }
+        }
+    }
+    print!("{out}");
+    let refused = fresh
+        .findings
+        .iter()
+        .any(|(_, f)| f.severity == crate::guards::Severity::Error);
+    if objects.is_empty() && !capacity.changed && !refused {
         Ok(Exit::Ok)
     } else {
-        print!("{report}");
         Ok(Exit::Findings)
     }
 }
@@ -404,6 +468,8 @@ pub enum CapacityFormat {
     Table,
     Markdown,
     Json,
+    /// The figure `generate` writes to `capacity/<preset>.svg`.
+    Svg,
 }
 
 /// `shipshape capacity`: the peak connections of a preset (or values) with the
@@ -422,6 +488,26 @@ pub fn capacity(
         CapacityFormat::Markdown => crate::capacity::format_markdown(&report),
         CapacityFormat::Json => {
             crate::backends::helm::pretty_json(&serde_json::to_value(&report).unwrap_or_default())
+        }
+        CapacityFormat::Svg => {
+            let preset = options
+                .preset
+                .as_deref()
+                .unwrap_or(crate::values::presets::DEFAULT_PRESET);
+            let mut title = crate::capacity::svg::figure_title(&spec.chart.name, preset);
+            let mut extra: Vec<String> = options
+                .values_files
+                .iter()
+                .map(|f| format!("`-f {}`", f.display()))
+                .collect();
+            if !options.set.is_empty() {
+                extra.push("`--set`".into());
+            }
+            if !extra.is_empty() {
+                title.push_str(&format!(" with {}", extra.join(" + ")));
+            }
+            let budgets = crate::capacity::breakdown::budget_uses(&capacity, &report)?;
+            crate::capacity::svg::capacity_svg(&title, &budgets)
         }
     };
     print!("{text}");

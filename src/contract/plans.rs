@@ -596,7 +596,7 @@ mod tests {
             inputs.sort();
             inputs.dedup();
             for plan in crate::contract::schema::plan_contracts(&spec) {
-                let values = crate::values::presets::preset_values(
+                let values = crate::capacity::fit::preset_values(
                     &spec,
                     (plan.name != "default").then_some(plan.name.as_str()),
                 )

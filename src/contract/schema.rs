@@ -134,17 +134,19 @@ pub fn values_schema(spec: &Spec) -> Value {
 /// The names of the checked plans: `default` and every preset.
 pub fn plan_names(spec: &Spec) -> Vec<String> {
     let mut names = vec![crate::values::presets::DEFAULT_PRESET.to_string()];
-    names.extend(crate::values::presets::presets(spec).into_keys());
+    names.extend(crate::values::presets::declared_presets(spec).into_keys());
     names
 }
 
 /// The contract of every plan: the defaults and each preset, resolved.
 pub fn plan_contracts(spec: &Spec) -> Vec<crate::contract::plans::PlanContract> {
+    let presets = crate::capacity::fit::presets(spec);
     plan_names(spec)
         .iter()
         .map(|name| {
             let preset = (name != crate::values::presets::DEFAULT_PRESET).then_some(name.as_str());
-            let values = crate::values::presets::preset_values(spec, preset).unwrap_or(Value::Null);
+            let values = crate::values::presets::resolve_preset(spec, &presets, preset)
+                .unwrap_or(Value::Null);
             crate::contract::plans::plan_contract(spec, name, &values)
         })
         .collect()

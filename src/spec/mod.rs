@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+pub mod starter;
+
 /// The whole description of a platform.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -72,16 +74,26 @@ pub struct Spec {
     #[serde(default = "default_kubernetes_versions")]
     pub kubernetes_versions: Vec<String>,
     /// Named values overlays: each becomes `values-<name>.yaml` in the chart and is
-    /// checked and rendered into the golden files on its own. A preset named like a
-    /// built-in one (`scale-out`, `autoscaling`) is merged over it.
+    /// checked and rendered into the golden files on its own. The built-in presets
+    /// (`scale-out`, `autoscaling`) are used only when named here with `builtin: true`;
+    /// the entry's values are merged over the built-in one.
     #[serde(default)]
     pub presets: BTreeMap<String, PresetSpec>,
 }
+
+/// The names of the built-in presets (`presets/*.yaml`), which a spec uses by naming
+/// them with `builtin: true`.
+pub const BUILTIN_PRESETS: &[&str] = &["autoscaling", "scale-out"];
 
 /// A named values overlay of the spec.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PresetSpec {
+    /// Use the built-in preset of this name (`scale-out`, `autoscaling`), with this
+    /// entry's values merged over it. Built-in presets are used only when a spec says
+    /// so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub builtin: bool,
     /// What the preset turns on and why (the chart README prints it).
     #[serde(default)]
     pub description: String,
@@ -418,7 +430,7 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
     }
     check_allocations(spec, file)?;
     check_stores_and_pools(spec, file)?;
-    for name in spec.presets.keys() {
+    for (name, preset) in &spec.presets {
         if !is_dns_label(name, 40) {
             return Err(invalid(
                 format!("presets.{name}"),
@@ -426,6 +438,44 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
                 "use lowercase letters, digits and `-`, starting with a letter",
             ));
         }
+        check_builtin_choice(name, preset.builtin, file)?;
+    }
+    Ok(())
+}
+
+/// A preset that says `builtin: true` names a built-in one; a preset named like a
+/// built-in one says whether it is that one.
+fn check_builtin_choice(name: &str, builtin: bool, file: &str) -> Result<(), SpecError> {
+    let is_builtin_name = BUILTIN_PRESETS.contains(&name);
+    if builtin && !is_builtin_name {
+        let hint = match closest(name, BUILTIN_PRESETS) {
+            Some(c) => format!(
+                "did you mean `{c}`? the built-in presets are {}",
+                BUILTIN_PRESETS.join(", ")
+            ),
+            None => format!(
+                "the built-in presets are {}; for a preset of your own, remove `builtin`",
+                BUILTIN_PRESETS.join(", ")
+            ),
+        };
+        return Err(SpecError::Invalid {
+            file: file.to_string(),
+            path: format!("presets.{name}.builtin"),
+            message: format!("there is no built-in preset `{name}`"),
+            hint,
+        });
+    }
+    if !builtin && is_builtin_name {
+        return Err(SpecError::Invalid {
+            file: file.to_string(),
+            path: format!("presets.{name}"),
+            message: format!(
+                "`{name}` is the name of a built-in preset, and this entry does not say `builtin: true`"
+            ),
+            hint: format!(
+                "add `builtin: true` to use the built-in `{name}` with these values merged over it, or give your own preset another name"
+            ),
+        });
     }
     Ok(())
 }

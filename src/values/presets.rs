@@ -1,5 +1,10 @@
-//! Presets: the built-in ones (`presets/*.yaml`, applicable to any spec) and the
-//! spec's own, which override or add. Each resolves to a values overlay.
+//! Presets: the built-in ones (`presets/*.yaml`), which a spec uses by naming them
+//! with `builtin: true`, and the spec's own. Each resolves to a values overlay.
+//!
+//! A built-in preset may mark counts as ceilings to be fitted to the spec's budgets
+//! ([`Preset::fit`]); that needs the capacity formula, a later stage, so the presets
+//! every other stage uses are `capacity::fit::presets`, which applies the fit to
+//! these [`declared_presets`].
 
 use crate::spec::Spec;
 use crate::values::merge_user_values;
@@ -20,6 +25,10 @@ struct BuiltinPreset {
     /// The backend every shared store of the spec gets.
     #[serde(default)]
     shared_store_backend: Option<String>,
+    /// `classes.api.autoscaling.maxReplicas` is a ceiling: each api workload's
+    /// maximum is fitted to the budgets unless the spec's entry sets it.
+    #[serde(default)]
+    fit_max_replicas: bool,
 }
 
 /// The built-in presets, by name, as shipped in `presets/`.
@@ -38,6 +47,22 @@ pub struct Preset {
     pub description: String,
     /// The values overlay.
     pub values: Map<String, Value>,
+    /// The api workloads whose `autoscaling.maxReplicas` in [`Preset::values`] is a
+    /// ceiling still to be lowered to the largest count that fits the budgets.
+    pub fit: Vec<FitTarget>,
+}
+
+/// One `workloads.<workload>.autoscaling.maxReplicas` to fit to the budgets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FitTarget {
+    /// The api workload.
+    pub workload: String,
+    /// The built-in maximum: the fitted count is at most this.
+    pub ceiling: u64,
+    /// `minReplicas` as the spec's own entry sets it: the fitted maximum is never
+    /// below it (a conflict is left for the capacity guard to explain). `None`: the
+    /// built-in `minReplicas`, lowered to the fitted maximum when above it.
+    pub spec_min_replicas: Option<u64>,
 }
 
 /// The names of the built-in presets.
@@ -45,13 +70,24 @@ pub fn builtin_preset_names() -> Vec<&'static str> {
     BUILTIN.iter().map(|(n, _)| *n).collect()
 }
 
-fn expand_builtin(spec: &Spec, text: &str) -> Preset {
+/// The number at `path` in a values map, if it is one.
+fn number_at(values: &Map<String, Value>, path: &[&str]) -> Option<u64> {
+    let (last, parents) = path.split_last()?;
+    let mut map = values;
+    for key in parents {
+        map = map.get(*key)?.as_object()?;
+    }
+    map.get(*last)?.as_f64().map(|n| n.max(0.0) as u64)
+}
+
+fn expand_builtin(spec: &Spec, text: &str, own: &Map<String, Value>) -> Preset {
     // The files are the project's own and parsed in tests; a broken one is a bug.
     let builtin: BuiltinPreset = serde_saphyr::from_str(text).unwrap_or(BuiltinPreset {
         description: String::new(),
         classes: BTreeMap::new(),
         values: Map::new(),
         shared_store_backend: None,
+        fit_max_replicas: false,
     });
     let mut workloads = Map::new();
     for (name, workload) in spec.workloads.all() {
@@ -61,17 +97,7 @@ fn expand_builtin(spec: &Spec, text: &str) -> Preset {
     }
     let mut values = builtin.values.clone();
     if let Some(backend) = &builtin.shared_store_backend {
-        let stores: Map<String, Value> = spec
-            .shared_stores()
-            .into_iter()
-            .map(|name| (name.to_string(), serde_json::json!({"backend": backend})))
-            .collect();
-        if !stores.is_empty() {
-            merge_user_values(
-                &mut values,
-                Map::from_iter([("stores".to_string(), Value::Object(stores))]),
-            );
-        }
+        set_shared_store_backend(spec, &mut values, backend);
     }
     if !workloads.is_empty() {
         merge_user_values(
@@ -79,9 +105,33 @@ fn expand_builtin(spec: &Spec, text: &str) -> Preset {
             Map::from_iter([("workloads".to_string(), Value::Object(workloads))]),
         );
     }
+    let mut fit = Vec::new();
+    let ceiling = builtin
+        .classes
+        .get("api")
+        .and_then(|api| number_at(api, &["autoscaling", "maxReplicas"]));
+    if let (true, Some(ceiling)) = (builtin.fit_max_replicas, ceiling) {
+        for name in spec.workloads.api.keys() {
+            let path = |key| ["workloads", name.as_str(), "autoscaling", key];
+            let switched_off = own
+                .get("workloads")
+                .and_then(|w| w.get(name.as_str()))
+                .and_then(|w| w.get("autoscaling"))
+                .and_then(|a| a.get("enabled"))
+                == Some(&Value::Bool(false));
+            if number_at(own, &path("maxReplicas")).is_none() && !switched_off {
+                fit.push(FitTarget {
+                    workload: name.clone(),
+                    ceiling,
+                    spec_min_replicas: number_at(own, &path("minReplicas")),
+                });
+            }
+        }
+    }
     Preset {
         description: builtin.description,
         values,
+        fit,
     }
 }
 
@@ -100,13 +150,12 @@ fn set_shared_store_backend(spec: &Spec, values: &mut Map<String, Value>, backen
     }
 }
 
-/// Every preset of the spec: built-ins first, then the spec's own merged over a
-/// built-in of the same name or added.
-pub fn all_presets(spec: &Spec) -> BTreeMap<String, Preset> {
-    let mut presets: BTreeMap<String, Preset> = BUILTIN
-        .iter()
-        .map(|(name, text)| (name.to_string(), expand_builtin(spec, text)))
-        .collect();
+/// Every preset of the spec as declared: the built-in ones it names with
+/// `builtin: true` with its entry merged over them, and its own. Counts a built-in
+/// preset fits to the budgets are still at their ceiling ([`Preset::fit`]); every
+/// stage after `capacity` uses `capacity::fit::presets` instead.
+pub fn declared_presets(spec: &Spec) -> BTreeMap<String, Preset> {
+    let mut presets = BTreeMap::new();
     for (name, preset) in &spec.presets {
         let mut values = Map::new();
         if let Some(backend) = preset.shared_store_backend {
@@ -117,31 +166,32 @@ pub fn all_presets(spec: &Spec) -> BTreeMap<String, Preset> {
             set_shared_store_backend(spec, &mut values, backend);
         }
         merge_user_values(&mut values, preset.values.clone());
-        match presets.get_mut(name) {
-            Some(existing) => {
-                merge_user_values(&mut existing.values, values);
+        let builtin = BUILTIN
+            .iter()
+            .find(|(n, _)| preset.builtin && n == name)
+            .map(|(_, text)| expand_builtin(spec, text, &values));
+        let resolved = match builtin {
+            Some(mut base) => {
+                merge_user_values(&mut base.values, values);
                 if !preset.description.is_empty() {
-                    existing.description = preset.description.clone();
+                    base.description = preset.description.clone();
                 }
+                base
             }
-            None => {
-                presets.insert(
-                    name.clone(),
-                    Preset {
-                        description: preset.description.clone(),
-                        values,
-                    },
-                );
-            }
-        }
+            None => Preset {
+                description: preset.description.clone(),
+                values,
+                fit: Vec::new(),
+            },
+        };
+        presets.insert(name.clone(), resolved);
     }
     // Each preset is a checked plan of the install-time contract, and its values file
     // names it.
     for (name, preset) in presets.iter_mut() {
-        preset.values.insert(
-            crate::values::presets::PLAN_KEY.to_string(),
-            Value::String(name.clone()),
-        );
+        preset
+            .values
+            .insert(PLAN_KEY.to_string(), Value::String(name.clone()));
     }
     presets
 }
@@ -149,21 +199,21 @@ pub fn all_presets(spec: &Spec) -> BTreeMap<String, Preset> {
 /// The name of the render of the chart's own defaults, beside the presets.
 pub const DEFAULT_PRESET: &str = "default";
 
-/// The presets of a spec (built-in and its own), by name.
-pub fn presets(spec: &Spec) -> BTreeMap<String, Preset> {
-    all_presets(spec)
-}
-
-/// Resolves the values of one preset (`None`: the chart's defaults) over the spec.
-pub fn preset_values(spec: &Spec, preset: Option<&str>) -> Result<Value, ValuesError> {
-    let all = presets(spec);
+/// Resolves the values of one preset of `presets` (`None`: the chart's defaults) over
+/// the spec.
+pub fn resolve_preset(
+    spec: &Spec,
+    presets: &BTreeMap<String, Preset>,
+    preset: Option<&str>,
+) -> Result<Value, ValuesError> {
     let overlay = match preset {
         None => None,
         Some(name) => Some(
-            &all.get(name)
+            &presets
+                .get(name)
                 .ok_or_else(|| ValuesError::UnknownPreset {
                     name: name.to_string(),
-                    known: all.keys().cloned().collect(),
+                    known: presets.keys().cloned().collect(),
                 })?
                 .values,
         ),
@@ -184,5 +234,49 @@ mod tests {
             let parsed: Result<BuiltinPreset, _> = serde_saphyr::from_str(text);
             assert!(parsed.is_ok(), "presets/{name}.yaml: {parsed:?}");
         }
+    }
+
+    #[test]
+    fn the_spec_knows_every_builtin_name() {
+        assert_eq!(builtin_preset_names(), crate::spec::BUILTIN_PRESETS);
+    }
+
+    fn spec(presets: &str) -> Spec {
+        let text = format!(
+            "chart: {{name: t, version: 1.0.0, appVersion: '1', description: x}}\n\
+             image: {{repository: example/t}}\n\
+             workloads: {{api: {{web: {{}}, admin: {{}}, ops: {{}}}}}}\n{presets}"
+        );
+        crate::spec::load_spec(&text, "t.yaml").unwrap()
+    }
+
+    #[test]
+    fn builtin_presets_are_used_only_when_named() {
+        assert!(declared_presets(&spec("")).is_empty());
+        let all = declared_presets(&spec("presets: {autoscaling: {builtin: true}, mine: {}}"));
+        assert_eq!(all.keys().collect::<Vec<_>>(), ["autoscaling", "mine"]);
+        assert!(all["mine"].fit.is_empty());
+        let web = &all["autoscaling"].values["workloads"]["web"]["autoscaling"];
+        assert_eq!(web["maxReplicas"], 12, "the ceiling, before the fit");
+    }
+
+    #[test]
+    fn a_maximum_the_spec_sets_or_an_autoscaler_it_turns_off_is_not_fitted() {
+        let all = declared_presets(&spec(
+            "presets:\n  autoscaling:\n    builtin: true\n    values:\n      workloads:\n        web: {autoscaling: {maxReplicas: 20, minReplicas: 4}}\n        admin: {autoscaling: {minReplicas: 2}}\n        ops: {autoscaling: {enabled: false}}\n",
+        ));
+        let preset = &all["autoscaling"];
+        assert_eq!(
+            preset.fit,
+            [FitTarget {
+                workload: "admin".into(),
+                ceiling: 12,
+                spec_min_replicas: Some(2),
+            }]
+        );
+        assert_eq!(
+            preset.values["workloads"]["web"]["autoscaling"]["maxReplicas"],
+            20
+        );
     }
 }

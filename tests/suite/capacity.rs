@@ -4,9 +4,9 @@
 use crate::support::*;
 use serde_json::Value;
 use shipshape::capacity::capacity_report;
+use shipshape::capacity::fit::{preset_values, presets};
 use shipshape::generate::generate_outputs;
 use shipshape::spec::{load_spec, Spec};
-use shipshape::values::presets::{preset_values, presets};
 use std::path::Path;
 
 fn example(name: &str) -> Spec {
@@ -97,7 +97,7 @@ fn evaluation_with_outboxes_or_more_replicas_is_refused() {
             "{set}: {err}"
         );
         let mut values =
-            shipshape::values::presets::preset_values(&spec, Some("evaluation")).unwrap();
+            shipshape::capacity::fit::preset_values(&spec, Some("evaluation")).unwrap();
         let (path, value) = set.split_once('=').unwrap();
         let keys: Vec<&str> = path.split('.').collect();
         let mut node = &mut values;

@@ -117,7 +117,7 @@ fn check_example(name: &str, spec: &Spec, rng: &mut Rng) -> Outcome {
     let mut sets: Vec<Value> = Vec::new();
     for plan in &plans {
         let preset = (plan.name != "default").then_some(plan.name.as_str());
-        let base = shipshape::values::presets::preset_values(spec, preset).unwrap();
+        let base = shipshape::capacity::fit::preset_values(spec, preset).unwrap();
         let mut all = Vec::new();
         leaves(&base, &mut Vec::new(), &mut all);
         let bounded: Vec<&shipshape::contract::plans::PlanBound> = plan.bounds.iter().collect();
@@ -315,7 +315,7 @@ fn huge_numbers_never_change_the_arithmetic_silently() {
         let spec = load(&spec_path);
         let schema = values_schema(&spec);
         let validator = jsonschema::draft7::new(&schema).unwrap();
-        let base = shipshape::values::presets::preset_values(&spec, None).unwrap();
+        let base = shipshape::capacity::fit::preset_values(&spec, None).unwrap();
         let base_report = shipshape::capacity::capacity_report(&spec, &base).unwrap();
         let mut all = Vec::new();
         leaves(&base, &mut Vec::new(), &mut all);

@@ -383,7 +383,7 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
     let plans = shipshape::contract::schema::plan_names(spec);
     let plan = rng.pick(&plans).clone();
     let preset = (plan != "default").then_some(plan.as_str());
-    let base = shipshape::values::presets::preset_values(spec, preset).unwrap();
+    let base = shipshape::capacity::fit::preset_values(spec, preset).unwrap();
     let mut root = Map::new();
     if rng.chance(60) {
         root.insert(

@@ -60,8 +60,9 @@ fn autoscaling_preset_renders_an_hpa_with_slow_scale_in_and_no_replicas() {
     );
     let hpa = object(&objects, "HorizontalPodAutoscaler", "release-name-api").expect("hpa");
     assert_eq!(hpa["apiVersion"], "autoscaling/v2");
-    // The agent platform's own `autoscaling` preset caps the built-in 12 at 4 to fit
-    // its 180-connection budget; the gateway keeps 12.
+    // The agent platform's 180-connection budget fits at most 4 api pods, and the
+    // built-in preset derives that maximum (its spec does not set one); the gateway's
+    // budgets fit the built-in ceiling of 12.
     assert_eq!(hpa["spec"]["maxReplicas"], 4);
     let gateway = load_spec(
         &std::fs::read_to_string(repo_root().join("examples/llm-gateway/shipshape.yaml")).unwrap(),
@@ -152,4 +153,30 @@ fn helm_3_and_4_refuse_an_hpa_and_keda_together_but_accept_each_preset() {
         ]],
         &[&["-f", autoscaling], &["-f", keda]],
     );
+}
+
+#[test]
+fn built_in_autoscaling_fits_a_small_budget_and_is_used_only_when_named() {
+    let path = repo_root().join("tests/fixtures/spec/ok/builtin-presets-fit-a-small-budget.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let spec = load_spec(&text, "small").unwrap();
+    let files = generate_outputs(&spec).unwrap().files;
+    let objects = parse_objects(&files["rendered/autoscaling.yaml"]);
+    let hpa = object(&objects, "HorizontalPodAutoscaler", "release-name-web").expect("hpa");
+    // 120 - 10 = 110 connections; (m + 1 + m) x 2 processes x 5 <= 110 -> m = 5.
+    assert_eq!(hpa["spec"]["maxReplicas"], 5);
+    assert_eq!(hpa["spec"]["minReplicas"], 3);
+    assert!(files["capacity/autoscaling.txt"].contains("ok, 0 spare"));
+    assert!(files["chart/values-autoscaling.yaml"].contains("maxReplicas: 5"));
+    assert!(files["chart/README.md"].contains("`web` scales to at most 5 pods"));
+    // Without the `presets` entries the spec has no built-in preset at all.
+    let without = text.split("\npresets:").next().unwrap();
+    let files = generate_outputs(&load_spec(without, "small").unwrap())
+        .unwrap()
+        .files;
+    let rendered: Vec<&String> = files
+        .keys()
+        .filter(|k| k.starts_with("rendered/"))
+        .collect();
+    assert_eq!(rendered, ["rendered/default.yaml"]);
 }

@@ -35,6 +35,22 @@ pub fn helm4() -> PathBuf {
     tool("SHIPSHAPE_HELM4", ".tools/bin/helm4")
 }
 
+/// `rsvg-convert` (Debian `librsvg2-bin`, installed by `scripts/install-test-tools.sh`):
+/// `SHIPSHAPE_RSVG_CONVERT`, else `/usr/bin/rsvg-convert`. Missing, the test fails.
+pub fn rsvg_convert() -> PathBuf {
+    if let Ok(p) = std::env::var("SHIPSHAPE_RSVG_CONVERT") {
+        if !p.is_empty() {
+            return PathBuf::from(p);
+        }
+    }
+    let system = PathBuf::from("/usr/bin/rsvg-convert");
+    assert!(
+        system.exists(),
+        "external tool missing: set `SHIPSHAPE_RSVG_CONVERT` or run `scripts/install-test-tools.sh` (apt-get install -y librsvg2-bin); the suite never skips a test for a missing tool"
+    );
+    system
+}
+
 pub fn kubernetes_validate() -> PathBuf {
     tool(
         "SHIPSHAPE_KUBERNETES_VALIDATE",

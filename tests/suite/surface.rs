@@ -113,7 +113,7 @@ fn custom_kinds_validate_against_the_shipped_crd_schemas() {
             .map(|(_, v)| v.clone())
             .collect();
         let docs = shipshape::objects::build_objects(&spec);
-        let mut values = shipshape::values::presets::preset_values(&spec, None).unwrap();
+        let mut values = shipshape::capacity::fit::preset_values(&spec, None).unwrap();
         for (w, workload) in spec.workloads.all() {
             if workload.class() == shipshape::spec::WorkloadClass::Api {
                 values["workloads"][w]["serviceMonitor"]["enabled"] = true.into();
