@@ -60,3 +60,66 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, places, values, with};
+    use serde_json::json;
+
+    fn check_with(changes: &[(&str, Value)]) -> Vec<Finding> {
+        let spec = example("agent-platform");
+        check(&spec, &with(values(&spec, None), changes))
+    }
+
+    #[test]
+    fn the_defaults_and_every_preset_partition_the_jobs() {
+        let spec = example("agent-platform");
+        assert_eq!(check(&spec, &values(&spec, None)), []);
+        for preset in crate::values::presets::presets(&spec).keys() {
+            assert_eq!(check(&spec, &values(&spec, Some(preset))), [], "{preset}");
+        }
+    }
+
+    #[test]
+    fn without_the_jobs_workload_only_the_job_the_api_must_not_run_runs_nowhere() {
+        let findings = check_with(&[("workloads.jobs.enabled", json!(false))]);
+        assert_eq!(
+            places(&findings),
+            [("jobs.partition", "scheduling.jobs[12]".to_string())]
+        );
+        let f = &findings[0];
+        assert_eq!(
+            (f.severity, f.arithmetic.as_deref()),
+            (Severity::Error, None)
+        );
+        assert!(f.message.contains("`KnowledgeReembedJobRunner`"), "{f}");
+        assert!(
+            f.message.ends_with("the api never runs it (`apiExcluded`)"),
+            "{f}"
+        );
+    }
+
+    #[test]
+    fn without_the_jobs_workload_and_the_api_every_job_may_run_nowhere() {
+        let findings = check_with(&[
+            ("workloads.jobs.enabled", json!(false)),
+            ("workloads.api.enabled", json!(false)),
+        ]);
+        assert_eq!(findings.len(), 16, "{findings:#?}");
+        assert!(findings[8].message.contains("`AgentJobSweeper`"));
+        assert!(findings[8].message.ends_with("the api is disabled"));
+    }
+
+    #[test]
+    fn a_pool_naming_an_unknown_job_is_refused() {
+        let findings = check_with(&[("scheduling.pools.webhooks.jobs", json!(["NoSuchJob"]))]);
+        assert!(
+            places(&findings).contains(&(
+                "jobs.partition",
+                "scheduling.pools.webhooks.jobs[0]".to_string()
+            )),
+            "{findings:#?}"
+        );
+    }
+}

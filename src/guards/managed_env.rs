@@ -201,3 +201,222 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, places, values, with};
+    use serde_json::json;
+
+    fn strings(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn managed_names_come_from_every_source_sorted_once_without_empty_names() {
+        let values = json!({
+            "workloads": {
+                "web": {
+                    "processEnv": ["WEB_CONCURRENCY", "UVICORN_WORKERS"],
+                    "postgres": {"main": {"env": "DB_POOL"}, "other": {"size": 2}},
+                    "redis": {"cache": {"env": "REDIS_POOL"}},
+                },
+                "other": {"processEnv": ["OTHER_ONLY"]},
+            },
+            "managedEnv": {"replicaMode": "REPLICA_MODE", "claiming": ""},
+            "stores": {"sessions": {"backend": "memory", "env": "SESSION_STORE"}},
+            "dependencyCapacity": {"redis": {"servers": {
+                "cache": {"urlEnv": "CACHE_URL"},
+                "critical": {"urlEnv": ""},
+                "again": {"urlEnv": "DB_POOL"},
+            }}},
+        });
+        assert_eq!(
+            managed_env_names(&values, "web"),
+            strings(&[
+                "CACHE_URL",
+                "DB_POOL",
+                "REDIS_POOL",
+                "REPLICA_MODE",
+                "SESSION_STORE",
+                "UVICORN_WORKERS",
+                "WEB_CONCURRENCY",
+            ])
+        );
+        assert_eq!(managed_env_names(&json!({}), "web"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn worker_flags_are_found_in_any_word_of_an_argument() {
+        for arg in [
+            "--workers",
+            "--workers=4",
+            "--wo",
+            "--worker=2",
+            "-w",
+            "-w4",
+            "exec app --workers 4",
+            "sh -c 'exec app -w8'",
+            "app;--workers=2",
+            "a&&--wor\t2",
+            "(--work)",
+            "x|-w1",
+            "\"--worke\"",
+            "`-w`",
+            "a\n--workers\r\x0c",
+        ] {
+            assert!(sets_workers(arg), "{arg:?}");
+        }
+    }
+
+    #[test]
+    fn other_flags_are_not_worker_flags() {
+        for arg in [
+            "",
+            "--w",
+            "--word",
+            "--workersx",
+            "--networkers=2",
+            "-W4",
+            "-wx",
+            "-w4x",
+            "--role=batch-worker",
+            "app-w4",
+            "x--workers",
+        ] {
+            assert!(!sets_workers(arg), "{arg:?}");
+        }
+    }
+
+    #[test]
+    fn assignments_of_managed_variables_are_found_in_any_word() {
+        let managed = strings(&["WEB_CONCURRENCY", "DB_POOL"]);
+        for arg in [
+            "WEB_CONCURRENCY=4",
+            "DB_POOL=",
+            "env WEB_CONCURRENCY=4 app",
+            "sh -c \"DB_POOL=2 exec app\"",
+            "a;DB_POOL=1",
+        ] {
+            assert!(sets_managed_variable(arg, &managed), "{arg:?}");
+        }
+        for arg in [
+            "",
+            "WEB_CONCURRENCY",
+            "WEB_CONCURRENCY_MAX=1",
+            "MY_DB_POOL=1",
+            "--name=DB_POOL=1",
+            "OTHER=1",
+        ] {
+            assert!(!sets_managed_variable(arg, &managed), "{arg:?}");
+        }
+        assert!(!sets_managed_variable("WEB_CONCURRENCY=4", &[]));
+    }
+
+    fn agent_platform(changes: &[(&str, Value)]) -> Vec<Finding> {
+        let spec = example("agent-platform");
+        check(&spec, &with(values(&spec, None), changes))
+    }
+
+    #[test]
+    fn the_examples_pass() {
+        for name in ["agent-platform", "llm-gateway"] {
+            let spec = example(name);
+            assert_eq!(check(&spec, &values(&spec, None)), [], "{name}");
+        }
+    }
+
+    #[test]
+    fn user_env_setting_a_managed_variable_is_refused() {
+        let findings = agent_platform(&[(
+            "workloads.jobs.env",
+            json!([
+                {"name": "SPRING_PROFILES_ACTIVE", "value": "x"},
+                {"name": "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE", "value": "50"},
+                {"valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+                {"name": "APP_REPLICA_MODE", "value": "single"},
+            ]),
+        )]);
+        assert_eq!(
+            places(&findings),
+            [
+                ("env.managed", "workloads.jobs.env[1]".to_string()),
+                ("env.managed", "workloads.jobs.env[3]".to_string()),
+            ]
+        );
+        assert_eq!(findings[0].severity, Severity::Error);
+        assert!(findings[1]
+            .message
+            .starts_with("`APP_REPLICA_MODE` is set by the chart"));
+    }
+
+    #[test]
+    fn worker_flags_and_assignments_in_args_and_command_are_refused() {
+        let findings = agent_platform(&[
+            (
+                "workloads.temporal.args",
+                json!(["--port=8080", "--workers=4", 7]),
+            ),
+            (
+                "workloads.temporal.command",
+                json!(["sh", "-c", "APP_REPLICA_MODE=multi exec app"]),
+            ),
+        ]);
+        assert_eq!(
+            places(&findings),
+            [
+                ("env.managed", "workloads.temporal.args[1]".to_string()),
+                ("env.managed", "workloads.temporal.command[2]".to_string()),
+            ]
+        );
+        assert_eq!(
+            findings[0].message,
+            "`--workers=4` starts processes the capacity budgets do not count"
+        );
+        assert_eq!(
+            findings[1].message,
+            "`APP_REPLICA_MODE=multi exec app` assigns a variable the chart manages"
+        );
+    }
+
+    fn gateway_config(section: Value) -> Vec<Finding> {
+        let spec = example("llm-gateway");
+        check(
+            &spec,
+            &with(values(&spec, None), &[("config.general_settings", section)]),
+        )
+    }
+
+    #[test]
+    fn the_settings_section_in_config_is_refused() {
+        let findings = gateway_config(json!({"db_pool_size": 5}));
+        assert_eq!(
+            places(&findings),
+            [("env.managed", "config.general_settings".to_string())]
+        );
+        assert_eq!(
+            findings[0].message,
+            "`config.general_settings` is written by the chart from `startupSettings` and the allocations"
+        );
+    }
+
+    #[test]
+    fn a_plain_redis_url_in_the_settings_section_is_named() {
+        for url in ["redis://cache:6379", "rediss://cache:6380"] {
+            let findings = gateway_config(json!({"redis_bulk_url": url}));
+            assert_eq!(
+                findings[0].message,
+                "`config.general_settings` is written by the chart, and a Redis URL must not be given in plain text",
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn config_is_free_without_startup_settings() {
+        assert_eq!(
+            agent_platform(&[("config.general_settings", json!({"db_pool_size": 5}))]),
+            []
+        );
+    }
+}

@@ -31,3 +31,6 @@ pub use finding::{Finding, Severity};
 pub use managed_env::{managed_env_names, sets_managed_variable, sets_workers};
 pub use registry::{check_guards, readme_rule_list, Rule, RULES};
 pub use typed_values::workload_values;
+
+#[cfg(test)]
+mod testing;

@@ -31,3 +31,53 @@ pub fn check(_spec: &Spec, values: &Value) -> Vec<Finding> {
         Vec::new()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, values, with};
+    use serde_json::json;
+
+    fn pooler(enabled: bool, mode: &str) -> Vec<Finding> {
+        let spec = example("agent-platform");
+        let v = with(
+            values(&spec, None),
+            &[(
+                "postgresPooler",
+                json!({"enabled": enabled, "poolMode": mode}),
+            )],
+        );
+        check(&spec, &v)
+    }
+
+    #[test]
+    fn session_mode_passes() {
+        let spec = example("agent-platform");
+        assert_eq!(check(&spec, &values(&spec, None)), []);
+        assert_eq!(pooler(true, "session"), []);
+    }
+
+    #[test]
+    fn transaction_and_statement_modes_are_refused() {
+        for mode in ["transaction", "statement"] {
+            let findings = pooler(true, mode);
+            assert_eq!(findings.len(), 1, "{mode}");
+            let f = &findings[0];
+            assert_eq!(
+                (f.rule, f.path.as_str()),
+                ("postgres.pooler-mode", "postgresPooler.poolMode")
+            );
+            assert_eq!(f.severity, Severity::Error);
+            assert!(
+                f.message
+                    .starts_with(&format!("PgBouncer in `{mode}` mode")),
+                "{f}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_disabled_pooler_is_not_checked() {
+        assert_eq!(pooler(false, "transaction"), []);
+    }
+}

@@ -38,3 +38,61 @@ pub fn check(_spec: &Spec, values: &Value) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, places, values, with};
+    use serde_json::json;
+
+    fn servers(servers: Value) -> Vec<Finding> {
+        let spec = example("llm-gateway");
+        let v = with(
+            values(&spec, None),
+            &[("dependencyCapacity.redis.servers", servers)],
+        );
+        check(&spec, &v)
+    }
+
+    #[test]
+    fn a_critical_server_without_eviction_passes() {
+        let spec = example("llm-gateway");
+        assert_eq!(check(&spec, &values(&spec, None)), []);
+    }
+
+    #[test]
+    fn a_critical_server_with_an_evicting_policy_is_refused() {
+        let findings = servers(json!({
+            "critical": {"maxClients": 1024.0, "role": "critical", "maxmemoryPolicy": "allkeys-lru"},
+        }));
+        assert_eq!(
+            places(&findings),
+            [(
+                "redis.eviction",
+                "dependencyCapacity.redis.servers.critical.maxmemoryPolicy".to_string()
+            )]
+        );
+        assert_eq!(findings[0].severity, Severity::Error);
+        assert!(findings[0].message.contains("declared with `allkeys-lru`"));
+    }
+
+    #[test]
+    fn a_critical_server_without_a_policy_is_refused_and_says_so() {
+        let findings = servers(json!({"main": {"role": "critical"}}));
+        assert_eq!(findings.len(), 1);
+        assert!(
+            findings[0].message.contains("declared with `no policy`"),
+            "{}",
+            findings[0]
+        );
+    }
+
+    #[test]
+    fn cache_servers_and_servers_without_a_role_may_evict() {
+        let findings = servers(json!({
+            "cache": {"role": "cache", "maxmemoryPolicy": "allkeys-lru"},
+            "other": {"maxmemoryPolicy": "volatile-lru"},
+        }));
+        assert_eq!(findings, []);
+    }
+}

@@ -160,3 +160,147 @@ pub fn readme_rule_list() -> String {
         .map(|rule| format!("- `{}`: {}\n", rule.id, rule.refuses))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, values, with};
+    use crate::guards::Severity;
+    use serde_json::json;
+
+    #[test]
+    fn every_rule_is_listed_once() {
+        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), RULES.len());
+        for rule in RULES {
+            for text in [rule.refuses, rule.install_time, rule.beyond] {
+                assert!(!text.is_empty() && !text.ends_with('.'), "{}", rule.id);
+            }
+        }
+    }
+
+    #[test]
+    fn only_spec_structure_has_no_guard() {
+        let without: Vec<&str> = RULES
+            .iter()
+            .filter(|r| r.check.is_none())
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(without, ["spec.structure"]);
+    }
+
+    /// Each guard's file opens with its rule id, so the file and the registry agree.
+    #[test]
+    fn every_guard_has_a_file_that_opens_with_its_rule_id() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/guards");
+        let first_lines: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .map(|text| text.lines().next().unwrap_or_default().to_string())
+            .collect();
+        for rule in RULES.iter().filter(|r| r.check.is_some()) {
+            let opening = format!("`{}`", rule.id);
+            let files = first_lines
+                .iter()
+                .filter(|l| l.starts_with("//! `") && l.contains(&opening))
+                .count();
+            assert_eq!(files, 1, "{}", rule.id);
+        }
+    }
+
+    /// Every finding of a guard carries its own rule id, on the presets of both
+    /// examples and on values that break several rules at once.
+    #[test]
+    fn each_guard_reports_its_own_rule_only() {
+        let broken = [
+            ("workloads.api.replicaCount", json!(2.0)),
+            ("workloads.api.terminationGracePeriodSeconds", json!(1.0)),
+            ("workloads.api.rollingUpdate.maxSurge", json!("1.5%")),
+            ("workloads.jobs.enabled", json!(false)),
+            ("dependencyCapacity.postgres.maxConnections", json!(1.0)),
+            (
+                "postgresPooler",
+                json!({"enabled": true, "poolMode": "transaction"}),
+            ),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for name in ["agent-platform", "llm-gateway"] {
+            let spec = example(name);
+            let mut all = vec![values(&spec, None), with(values(&spec, None), &broken)];
+            all.extend(
+                crate::values::presets::presets(&spec)
+                    .keys()
+                    .map(|p| values(&spec, Some(p))),
+            );
+            for v in &all {
+                for rule in RULES {
+                    for f in rule.check.map(|c| c(&spec, v)).unwrap_or_default() {
+                        assert_eq!(f.rule, rule.id, "{f}");
+                        seen.insert(f.rule);
+                    }
+                }
+            }
+        }
+        assert!(seen.len() >= 6, "{seen:?}");
+    }
+
+    #[test]
+    fn check_guards_returns_every_finding_errors_first_then_by_path() {
+        let spec = example("agent-platform");
+        let v = with(
+            values(&spec, None),
+            &[
+                ("workloads.api.replicaCount", json!(2.0)),
+                ("workloads.api.terminationGracePeriodSeconds", json!(59.0)),
+                (
+                    "postgresPooler",
+                    json!({"enabled": true, "poolMode": "statement"}),
+                ),
+            ],
+        );
+        let findings = check_guards(&spec, &v);
+        let summary: Vec<(Severity, &str, &str)> = findings
+            .iter()
+            .map(|f| (f.severity, f.path.as_str(), f.rule))
+            .collect();
+        let mut sorted = summary.clone();
+        sorted.sort();
+        assert_eq!(summary, sorted);
+        assert_eq!(
+            summary.first(),
+            Some(&(
+                Severity::Error,
+                "postgresPooler.poolMode",
+                "postgres.pooler-mode"
+            ))
+        );
+        assert_eq!(
+            summary.last(),
+            Some(&(
+                Severity::Warning,
+                "stores.tool-effect-journal.backend",
+                "replicas.shared-stores"
+            ))
+        );
+        assert!(summary.contains(&(
+            Severity::Error,
+            "workloads.api.terminationGracePeriodSeconds",
+            "rollout.drain"
+        )));
+        assert_eq!(findings.len(), 12, "{findings:#?}");
+    }
+
+    #[test]
+    fn the_readme_list_has_one_bullet_per_rule() {
+        let list = readme_rule_list();
+        assert_eq!(list.lines().count(), RULES.len());
+        assert!(list.starts_with(
+            "- `capacity.postgres`: peak PostgreSQL connections across a rollout above `maxConnections` - `reserve`\n"
+        ));
+        assert!(list.ends_with(
+            "- `values.types`: values that do not fit the typed model (the guards could not check them)\n"
+        ));
+    }
+}

@@ -69,3 +69,106 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, places, values, with};
+    use serde_json::json;
+
+    fn findings(changes: &[(&str, Value)]) -> Vec<(&'static str, String)> {
+        let spec = example("agent-platform");
+        places(&check(&spec, &with(values(&spec, None), changes)))
+    }
+
+    fn at(path: &str) -> Vec<(&'static str, String)> {
+        vec![("rollout.strategy", path.to_string())]
+    }
+
+    #[test]
+    fn the_defaults_pass() {
+        assert_eq!(findings(&[]), []);
+    }
+
+    #[test]
+    fn counts_and_percentages_kubernetes_refuses_are_refused() {
+        for key in ["maxSurge", "maxUnavailable"] {
+            let path = format!("workloads.api.rollingUpdate.{key}");
+            for bad in [
+                json!("12.5%"),
+                json!("-5%"),
+                json!("2"),
+                json!(1.5),
+                json!(-1.0),
+            ] {
+                assert_eq!(findings(&[(&path, bad.clone())]), at(&path), "{bad}");
+            }
+        }
+    }
+
+    #[test]
+    fn max_unavailable_stops_at_100_percent_and_max_surge_does_not() {
+        let unavailable = "workloads.jobs.rollingUpdate.maxUnavailable";
+        assert_eq!(findings(&[(unavailable, json!("100%"))]), []);
+        assert_eq!(findings(&[(unavailable, json!("101%"))]), at(unavailable));
+        let surge = "workloads.jobs.rollingUpdate.maxSurge";
+        assert_eq!(findings(&[(surge, json!("101%"))]), []);
+        assert_eq!(findings(&[(surge, json!("999%"))]), []);
+        assert_eq!(findings(&[(surge, json!("1000%"))]), at(surge));
+    }
+
+    #[test]
+    fn the_message_prints_the_value_as_helm_does() {
+        let spec = example("agent-platform");
+        let v = with(
+            values(&spec, None),
+            &[("workloads.api.rollingUpdate.maxSurge", json!("2"))],
+        );
+        let f = &check(&spec, &v)[0];
+        assert_eq!(
+            f.message,
+            "\"2\" is not a whole number or a percentage from `0%` to `999%`; Kubernetes refuses it"
+        );
+        assert_eq!(f.severity, Severity::Error);
+    }
+
+    #[test]
+    fn both_zero_is_refused_and_one_of_them_zero_passes() {
+        let surge = "workloads.temporal.rollingUpdate.maxSurge";
+        let unavailable = "workloads.temporal.rollingUpdate.maxUnavailable";
+        for (s, u) in [
+            (json!(0.0), json!(0.0)),
+            (json!("0%"), json!(0.0)),
+            (json!(0.0), json!("0%")),
+        ] {
+            assert_eq!(
+                findings(&[(surge, s), (unavailable, u)]),
+                at("workloads.temporal.rollingUpdate")
+            );
+        }
+        assert_eq!(
+            findings(&[(surge, json!(0.0)), (unavailable, json!(1.0))]),
+            []
+        );
+        assert_eq!(
+            findings(&[(surge, json!(1.0)), (unavailable, json!(0.0))]),
+            []
+        );
+    }
+
+    #[test]
+    fn a_budget_max_unavailable_must_have_the_same_form() {
+        let pdb = "workloads.api.podDisruptionBudget.maxUnavailable";
+        assert_eq!(findings(&[(pdb, json!("100%"))]), []);
+        assert_eq!(findings(&[(pdb, json!("101%"))]), at(pdb));
+        assert_eq!(findings(&[(pdb, json!("one"))]), at(pdb));
+    }
+
+    #[test]
+    fn a_migration_job_has_no_rolling_update_to_check() {
+        assert_eq!(
+            findings(&[("workloads.migrate.rollingUpdate", json!({"maxSurge": "x"}))]),
+            []
+        );
+    }
+}

@@ -76,3 +76,114 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, places, values, with};
+    use crate::model::{PostgresAllocation, SizeWithout};
+    use serde_json::json;
+
+    /// The gateway: the configuration file states the api's sizes, and the
+    /// `batch-worker` declares the same allocations.
+    fn gateway() -> Spec {
+        example("llm-gateway")
+    }
+
+    fn worker_control(spec: &mut Spec) -> &mut PostgresAllocation {
+        spec.workloads
+            .worker
+            .get_mut("batch-worker")
+            .unwrap()
+            .postgres
+            .get_mut("control")
+            .unwrap()
+    }
+
+    fn at(path: &str) -> Vec<(&'static str, String)> {
+        vec![("settings.one-value", path.to_string())]
+    }
+
+    #[test]
+    fn the_same_sizes_everywhere_pass() {
+        let spec = gateway();
+        assert_eq!(check(&spec, &values(&spec, None)), []);
+        for preset in ["production", "production-split"] {
+            assert_eq!(check(&spec, &values(&spec, Some(preset))), [], "{preset}");
+        }
+    }
+
+    #[test]
+    fn a_spec_declaring_another_size_for_another_workload_is_refused() {
+        let mut spec = gateway();
+        worker_control(&mut spec).size = 21;
+        let findings = check(&spec, &values(&spec, None));
+        assert_eq!(
+            places(&findings),
+            at("workloads.batch-worker.postgres.control.size")
+        );
+        assert_eq!(findings[0].severity, Severity::Error);
+        assert_eq!(
+            findings[0].message,
+            "the configuration file states `control` = 20 (from `api`), but the spec declares `batch-worker` with 21: the application would open what the file says"
+        );
+    }
+
+    #[test]
+    fn a_spec_declaring_another_size_without_a_workload_is_refused() {
+        let mut spec = gateway();
+        worker_control(&mut spec).size_without = Some(SizeWithout {
+            workload: "api".into(),
+            size: 20,
+        });
+        assert_eq!(
+            places(&check(&spec, &values(&spec, None))),
+            at("workloads.batch-worker.postgres.control.size")
+        );
+    }
+
+    #[test]
+    fn values_setting_another_workloads_stated_size_are_refused() {
+        let spec = gateway();
+        for size in [63.0, 65.0] {
+            let v = with(
+                values(&spec, None),
+                &[("workloads.batch-worker.redis.critical.size", json!(size))],
+            );
+            let findings = check(&spec, &v);
+            assert_eq!(
+                places(&findings),
+                at("workloads.batch-worker.redis.critical.size"),
+                "{size}"
+            );
+            assert!(findings[0].message.starts_with(
+                "`workloads.batch-worker.redis.critical` is taken from `workloads.api.redis.critical`"
+            ));
+        }
+    }
+
+    #[test]
+    fn the_sizes_from_workload_itself_may_change_its_sizes() {
+        let spec = gateway();
+        let v = with(
+            values(&spec, None),
+            &[("workloads.api.postgres.control.size", json!(30.0))],
+        );
+        assert_eq!(check(&spec, &v), []);
+    }
+
+    #[test]
+    fn sizes_from_must_name_a_workload() {
+        let mut spec = gateway();
+        spec.startup_settings.as_mut().unwrap().sizes_from = "nowhere".into();
+        let findings = check(&spec, &values(&spec, None));
+        assert_eq!(places(&findings), at("startupSettings.sizesFrom"));
+        assert_eq!(findings[0].message, "no workload `nowhere`");
+    }
+
+    #[test]
+    fn a_spec_without_startup_settings_has_nothing_to_check() {
+        let spec = example("agent-platform");
+        assert_eq!(check(&spec, &values(&spec, None)), []);
+    }
+}

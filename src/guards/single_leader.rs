@@ -33,3 +33,73 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, places, values, with};
+    use serde_json::json;
+
+    fn ingest(enabled: bool, replicas: f64, leader: bool, claiming: bool) -> Vec<Finding> {
+        let spec = example("agent-platform");
+        let v = with(
+            values(&spec, None),
+            &[
+                ("workloads.ingest.enabled", json!(enabled)),
+                ("workloads.ingest.replicaCount", json!(replicas)),
+                ("workloads.ingest.leaderElection", json!(leader)),
+                ("workloads.ingest.claiming", json!(claiming)),
+            ],
+        );
+        check(&spec, &v)
+    }
+
+    #[test]
+    fn one_replica_needs_neither_leader_election_nor_claiming() {
+        assert_eq!(ingest(true, 1.0, false, false), []);
+        assert_eq!(ingest(true, 0.0, false, false), []);
+    }
+
+    #[test]
+    fn two_replicas_without_either_are_refused() {
+        let findings = ingest(true, 2.0, false, false);
+        assert_eq!(
+            places(&findings),
+            [(
+                "pool.single-leader",
+                "workloads.ingest.replicaCount".to_string()
+            )]
+        );
+        assert_eq!(findings[0].severity, Severity::Error);
+        assert!(
+            findings[0].message.contains("runs 2 replicas"),
+            "{}",
+            findings[0]
+        );
+    }
+
+    #[test]
+    fn the_largest_replica_count_is_refused_too() {
+        assert_eq!(ingest(true, 2147483647.0, false, false).len(), 1);
+    }
+
+    #[test]
+    fn leader_election_or_claiming_allows_several_replicas() {
+        assert_eq!(ingest(true, 2.0, true, false), []);
+        assert_eq!(ingest(true, 2.0, false, true), []);
+        assert_eq!(ingest(true, 2.0, true, true), []);
+    }
+
+    #[test]
+    fn a_disabled_pool_is_not_checked() {
+        assert_eq!(ingest(false, 2.0, false, false), []);
+    }
+
+    #[test]
+    fn the_presets_pass() {
+        let spec = example("agent-platform");
+        for preset in ["ingest-pool", "ingest-failover", "all-pools"] {
+            assert_eq!(check(&spec, &values(&spec, Some(preset))), [], "{preset}");
+        }
+    }
+}
