@@ -230,7 +230,7 @@ fn readme(inputs: &ChartInputs<'_>) -> Result<String, TemplateError> {
                     .filter(|r| r.1 != "capacity.plan")
                     .collect::<Vec<_>>(),
             )),
-            rule_catalog => minijinja::Value::from(minijinja::value::Serde(crate::guards::RULE_CATALOG)),
+            rule_catalog => minijinja::Value::from(minijinja::value::Serde(crate::guards::RULES)),
             plans => minijinja::Value::from(minijinja::value::Serde(
                 crate::contract::schema::plan_contracts(spec)
                     .into_iter()

@@ -108,3 +108,31 @@ fn generated_templates_are_readable() {
         }
     }
 }
+
+/// The rule list in README.md, between its markers, is what the registry generates.
+#[test]
+fn readme_rule_list_is_current() {
+    const START: &str = "<!-- rules:start -->\n";
+    const END: &str = "<!-- rules:end -->";
+    let path = repo_root().join("README.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text
+        .find(START)
+        .expect("README.md has `<!-- rules:start -->`")
+        + START.len();
+    let end = start
+        + text[start..]
+            .find(END)
+            .expect("README.md has `<!-- rules:end -->` after `<!-- rules:start -->`");
+    let fresh = shipshape::guards::registry::readme_rule_list();
+    if update_golden() {
+        let updated = format!("{}{fresh}{}", &text[..start], &text[end..]);
+        std::fs::write(&path, updated).unwrap();
+        return;
+    }
+    assert!(
+        text[start..end] == fresh,
+        "README.md's rule list is stale (UPDATE_GOLDEN=1 cargo test to accept):\n--- README.md\n{}\n+++ registry\n{fresh}",
+        &text[start..end]
+    );
+}

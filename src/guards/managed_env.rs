@@ -1,0 +1,422 @@
+//! `env.managed`: refuses user `env` setting a variable the chart manages,
+//! `--workers`/`-w` or `NAME=` for a managed variable anywhere in `args`/`command`
+//! (shell strings too), and `config.<section>` set directly. The chart derives the
+//! worker counts, pool sizes, store and Redis URLs from the values the capacity and
+//! replica guards check; a user override (explicit `env` wins over `envFrom`) would
+//! run processes the budgets do not count. At install time `values.schema.json` says
+//! `not`: the managed names in `env`, the worker flags and assignments by pattern, the
+//! settings section in `config`.
+//!
+//! [`managed_env_names`], [`sets_workers`] and [`sets_managed_variable`] are public:
+//! the install-time patterns are built from the same names and word rules.
+
+use super::{Finding, Severity};
+use crate::spec::Spec;
+use serde_json::Value;
+
+/// The environment variables the chart sets on a workload, from values.
+pub fn managed_env_names(values: &Value, workload: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let w = values.get("workloads").and_then(|w| w.get(workload));
+    names.extend(strings(w.and_then(|w| w.get("processEnv"))));
+    for dependency in ["postgres", "redis"] {
+        if let Some(allocations) = w.and_then(|w| w.get(dependency)).and_then(Value::as_object) {
+            names.extend(
+                allocations
+                    .values()
+                    .filter_map(|a| a.get("env").and_then(Value::as_str))
+                    .map(str::to_string),
+            );
+        }
+    }
+    if let Some(m) = values.get("managedEnv").and_then(Value::as_object) {
+        names.extend(m.values().filter_map(Value::as_str).map(str::to_string));
+    }
+    if let Some(m) = values.get("stores").and_then(Value::as_object) {
+        names.extend(
+            m.values()
+                .filter_map(|s| s.get("env").and_then(Value::as_str))
+                .map(str::to_string),
+        );
+    }
+    if let Some(m) = values
+        .get("dependencyCapacity")
+        .and_then(|d| d.get("redis"))
+        .and_then(|r| r.get("servers"))
+        .and_then(Value::as_object)
+    {
+        names.extend(
+            m.values()
+                .filter_map(|s| s.get("urlEnv").and_then(Value::as_str))
+                .map(str::to_string),
+        );
+    }
+    names.retain(|n| !n.is_empty());
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Whether a character ends a word of a command line, in a shell string too: ASCII
+/// white space (Go's `\s`) and shell punctuation. The same class as
+/// [`crate::contract::schema::managed_args_pattern`].
+fn is_arg_separator(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\x0c' | '\r' | ' ' | '\'' | '"' | '`' | ';' | '&' | '|' | '(' | ')'
+    )
+}
+
+fn words(arg: &str) -> impl Iterator<Item = &str> {
+    arg.split(is_arg_separator).filter(|w| !w.is_empty())
+}
+
+/// Whether a command-line argument sets the worker count anywhere in it, also inside
+/// a shell string (`sh -c "exec app --workers 4"`): a word `--workers`, `--workers=4`
+/// (or an abbreviation argparse accepts, down to `--wo`), `-w` or `-w4`.
+pub fn sets_workers(arg: &str) -> bool {
+    words(arg).any(|word| {
+        let head = word.split('=').next().unwrap_or(word);
+        let long = [
+            "--wo",
+            "--wor",
+            "--work",
+            "--worke",
+            "--worker",
+            "--workers",
+        ]
+        .contains(&head);
+        let short = word
+            .strip_prefix("-w")
+            .is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit()));
+        long || short
+    })
+}
+
+/// Whether a command-line argument assigns one of the managed variables (`NAME=...`)
+/// anywhere in it, as a shell string or `env NAME=4 app` would.
+pub fn sets_managed_variable(arg: &str, managed: &[String]) -> bool {
+    words(arg).any(|word| {
+        managed.iter().any(|m| {
+            word.strip_prefix(m.as_str())
+                .is_some_and(|r| r.starts_with('='))
+        })
+    })
+}
+
+/// `env.managed`: the variables the chart derives cannot be overridden by user `env`
+/// (explicit env wins over `envFrom`, so those cannot either), user `args`/`command`
+/// cannot set a worker count, and the startup settings section of `config` is the
+/// chart's.
+pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (name, _) in spec.workloads.all() {
+        let managed = managed_env_names(values, name);
+        let w = values.get("workloads").and_then(|w| w.get(name));
+        let user_env = w
+            .and_then(|w| w.get("env"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for (i, entry) in user_env.iter().enumerate() {
+            let Some(var) = entry.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            if managed.iter().any(|m| m == var) {
+                out.push(Finding {
+                    rule: "env.managed",
+                    severity: Severity::Error,
+                    path: format!("workloads.{name}.env[{i}]"),
+                    message: format!("`{var}` is set by the chart from the values the capacity and replica guards check; a user `env` entry would override it"),
+                    arithmetic: None,
+                    hint: format!("remove `{var}` from `workloads.{name}.env` and change the value it is derived from instead"),
+                });
+            }
+        }
+        for key in ["args", "command"] {
+            let list = w
+                .and_then(|w| w.get(key))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for (i, arg) in list.iter().enumerate() {
+                let text = arg.as_str().unwrap_or_default();
+                if sets_workers(text) {
+                    out.push(Finding {
+                        rule: "env.managed",
+                        severity: Severity::Error,
+                        path: format!("workloads.{name}.{key}[{i}]"),
+                        message: format!("`{}` starts processes the capacity budgets do not count", text.escape_debug()),
+                        arithmetic: None,
+                        hint: format!("remove it and set `workloads.{name}.processesPerPod`; the chart passes it as the workers variables"),
+                    });
+                } else if sets_managed_variable(text, &managed) {
+                    out.push(Finding {
+                        rule: "env.managed",
+                        severity: Severity::Error,
+                        path: format!("workloads.{name}.{key}[{i}]"),
+                        message: format!("`{}` assigns a variable the chart manages", text.escape_debug()),
+                        arithmetic: None,
+                        hint: format!("remove the assignment and change the value it is derived from (`workloads.{name}.processesPerPod`, an allocation's size)"),
+                    });
+                }
+            }
+        }
+    }
+    if let Some(section) = values
+        .get("startupSettings")
+        .and_then(|s| s.get("section"))
+        .and_then(Value::as_str)
+    {
+        if let Some(set) = values.get("config").and_then(|c| c.get(section)) {
+            let plain_url = set.as_object().is_some_and(|m| {
+                m.values().any(|v| {
+                    v.as_str()
+                        .is_some_and(|s| s.starts_with("redis://") || s.starts_with("rediss://"))
+                })
+            });
+            out.push(Finding {
+                rule: "env.managed",
+                severity: Severity::Error,
+                path: format!("config.{section}"),
+                message: if plain_url {
+                    format!("`config.{section}` is written by the chart, and a Redis URL must not be given in plain text")
+                } else {
+                    format!("`config.{section}` is written by the chart from `startupSettings` and the allocations")
+                },
+                arithmetic: None,
+                hint: "set the deadlines under `startupSettings`, the sizes under the workloads' allocations, and a separate Redis server's URL as `dependencyCapacity.redis.servers.<name>.urlSecret` (a Secret reference)".into(),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, places, values, with};
+    use serde_json::json;
+
+    fn strings(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn managed_names_come_from_every_source_sorted_once_without_empty_names() {
+        let values = json!({
+            "workloads": {
+                "web": {
+                    "processEnv": ["WEB_CONCURRENCY", "UVICORN_WORKERS"],
+                    "postgres": {"main": {"env": "DB_POOL"}, "other": {"size": 2}},
+                    "redis": {"cache": {"env": "REDIS_POOL"}},
+                },
+                "other": {"processEnv": ["OTHER_ONLY"]},
+            },
+            "managedEnv": {"replicaMode": "REPLICA_MODE", "claiming": ""},
+            "stores": {"sessions": {"backend": "memory", "env": "SESSION_STORE"}},
+            "dependencyCapacity": {"redis": {"servers": {
+                "cache": {"urlEnv": "CACHE_URL"},
+                "critical": {"urlEnv": ""},
+                "again": {"urlEnv": "DB_POOL"},
+            }}},
+        });
+        assert_eq!(
+            managed_env_names(&values, "web"),
+            strings(&[
+                "CACHE_URL",
+                "DB_POOL",
+                "REDIS_POOL",
+                "REPLICA_MODE",
+                "SESSION_STORE",
+                "UVICORN_WORKERS",
+                "WEB_CONCURRENCY",
+            ])
+        );
+        assert_eq!(managed_env_names(&json!({}), "web"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn worker_flags_are_found_in_any_word_of_an_argument() {
+        for arg in [
+            "--workers",
+            "--workers=4",
+            "--wo",
+            "--worker=2",
+            "-w",
+            "-w4",
+            "exec app --workers 4",
+            "sh -c 'exec app -w8'",
+            "app;--workers=2",
+            "a&&--wor\t2",
+            "(--work)",
+            "x|-w1",
+            "\"--worke\"",
+            "`-w`",
+            "a\n--workers\r\x0c",
+        ] {
+            assert!(sets_workers(arg), "{arg:?}");
+        }
+    }
+
+    #[test]
+    fn other_flags_are_not_worker_flags() {
+        for arg in [
+            "",
+            "--w",
+            "--word",
+            "--workersx",
+            "--networkers=2",
+            "-W4",
+            "-wx",
+            "-w4x",
+            "--role=batch-worker",
+            "app-w4",
+            "x--workers",
+        ] {
+            assert!(!sets_workers(arg), "{arg:?}");
+        }
+    }
+
+    #[test]
+    fn assignments_of_managed_variables_are_found_in_any_word() {
+        let managed = strings(&["WEB_CONCURRENCY", "DB_POOL"]);
+        for arg in [
+            "WEB_CONCURRENCY=4",
+            "DB_POOL=",
+            "env WEB_CONCURRENCY=4 app",
+            "sh -c \"DB_POOL=2 exec app\"",
+            "a;DB_POOL=1",
+        ] {
+            assert!(sets_managed_variable(arg, &managed), "{arg:?}");
+        }
+        for arg in [
+            "",
+            "WEB_CONCURRENCY",
+            "WEB_CONCURRENCY_MAX=1",
+            "MY_DB_POOL=1",
+            "--name=DB_POOL=1",
+            "OTHER=1",
+        ] {
+            assert!(!sets_managed_variable(arg, &managed), "{arg:?}");
+        }
+        assert!(!sets_managed_variable("WEB_CONCURRENCY=4", &[]));
+    }
+
+    fn agent_platform(changes: &[(&str, Value)]) -> Vec<Finding> {
+        let spec = example("agent-platform");
+        check(&spec, &with(values(&spec, None), changes))
+    }
+
+    #[test]
+    fn the_examples_pass() {
+        for name in ["agent-platform", "llm-gateway"] {
+            let spec = example(name);
+            assert_eq!(check(&spec, &values(&spec, None)), [], "{name}");
+        }
+    }
+
+    #[test]
+    fn user_env_setting_a_managed_variable_is_refused() {
+        let findings = agent_platform(&[(
+            "workloads.jobs.env",
+            json!([
+                {"name": "SPRING_PROFILES_ACTIVE", "value": "x"},
+                {"name": "SPRING_DATASOURCE_HIKARI_MAXIMUMPOOLSIZE", "value": "50"},
+                {"valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+                {"name": "APP_REPLICA_MODE", "value": "single"},
+            ]),
+        )]);
+        assert_eq!(
+            places(&findings),
+            [
+                ("env.managed", "workloads.jobs.env[1]".to_string()),
+                ("env.managed", "workloads.jobs.env[3]".to_string()),
+            ]
+        );
+        assert_eq!(findings[0].severity, Severity::Error);
+        assert!(findings[1]
+            .message
+            .starts_with("`APP_REPLICA_MODE` is set by the chart"));
+    }
+
+    #[test]
+    fn worker_flags_and_assignments_in_args_and_command_are_refused() {
+        let findings = agent_platform(&[
+            (
+                "workloads.temporal.args",
+                json!(["--port=8080", "--workers=4", 7]),
+            ),
+            (
+                "workloads.temporal.command",
+                json!(["sh", "-c", "APP_REPLICA_MODE=multi exec app"]),
+            ),
+        ]);
+        assert_eq!(
+            places(&findings),
+            [
+                ("env.managed", "workloads.temporal.args[1]".to_string()),
+                ("env.managed", "workloads.temporal.command[2]".to_string()),
+            ]
+        );
+        assert_eq!(
+            findings[0].message,
+            "`--workers=4` starts processes the capacity budgets do not count"
+        );
+        assert_eq!(
+            findings[1].message,
+            "`APP_REPLICA_MODE=multi exec app` assigns a variable the chart manages"
+        );
+    }
+
+    fn gateway_config(section: Value) -> Vec<Finding> {
+        let spec = example("llm-gateway");
+        check(
+            &spec,
+            &with(values(&spec, None), &[("config.general_settings", section)]),
+        )
+    }
+
+    #[test]
+    fn the_settings_section_in_config_is_refused() {
+        let findings = gateway_config(json!({"db_pool_size": 5}));
+        assert_eq!(
+            places(&findings),
+            [("env.managed", "config.general_settings".to_string())]
+        );
+        assert_eq!(
+            findings[0].message,
+            "`config.general_settings` is written by the chart from `startupSettings` and the allocations"
+        );
+    }
+
+    #[test]
+    fn a_plain_redis_url_in_the_settings_section_is_named() {
+        for url in ["redis://cache:6379", "rediss://cache:6380"] {
+            let findings = gateway_config(json!({"redis_bulk_url": url}));
+            assert_eq!(
+                findings[0].message,
+                "`config.general_settings` is written by the chart, and a Redis URL must not be given in plain text",
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn config_is_free_without_startup_settings() {
+        assert_eq!(
+            agent_platform(&[("config.general_settings", json!({"db_pool_size": 5}))]),
+            []
+        );
+    }
+}

@@ -1,0 +1,306 @@
+//! The registry: every rule once, with what it refuses, how `values.schema.json`
+//! enforces it at install time, how to go beyond it, and the guard that checks it.
+//! [`check_guards`] runs it; the chart README's contract table and the rule list in
+//! the repository's README are generated from it ([`readme_rule_list`]).
+
+use super::Finding;
+use super::{
+    capacity, drain, job_partition, managed_env, one_autoscaler, pooler_mode, redis_eviction,
+    rollout_strategy, settings_one_value, shared_stores, single_leader, timeouts, typed_values,
+};
+use crate::spec::Spec;
+use serde_json::Value;
+
+/// A guard: every finding of its rule on one preset's resolved values.
+pub type Check = fn(&Spec, &Value) -> Vec<Finding>;
+
+/// One rule of the catalogue: what the guard refuses, how `values.schema.json`
+/// enforces it at install time, how to go beyond it, and the guard.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Rule {
+    pub id: &'static str,
+    /// What the guard refuses.
+    pub refuses: &'static str,
+    /// How plain Helm refuses the same values: a bound, a `const`, a derived value.
+    pub install_time: &'static str,
+    /// What to do to go beyond it.
+    pub beyond: &'static str,
+    /// The guard; `None` for a rule only the values schema enforces.
+    #[serde(skip)]
+    pub check: Option<Check>,
+}
+
+/// Every rule, in the order the docs list them.
+pub const RULES: &[Rule] = &[
+    Rule {
+        id: "capacity.postgres",
+        refuses: "peak PostgreSQL connections across a rollout above `maxConnections` - `reserve`",
+        install_time: "bound: `capacityPlan` names a checked plan (the defaults or a preset); replicas, autoscaler maxima, surge, processes per pod, allocation sizes, retiring generations, reservations and the reserve at most the plan's, `maxConnections` at least the plan's peak + reserve, features and workloads the plan has off stay off",
+        beyond: "add a preset with the new figures to `shipshape.yaml`, regenerate, and install with its `values-<preset>.yaml`",
+        check: Some(capacity::check_postgres),
+    },
+    Rule {
+        id: "capacity.redis",
+        refuses: "peak Redis clients above a server's `maxClients` or the declared total",
+        install_time: "bound: as `capacity.postgres`; each server's `maxClients` is 0 (unchecked) or at least the plan's peak on it, the total at least the plan's total",
+        beyond: "as `capacity.postgres`",
+        check: Some(capacity::check_redis),
+    },
+    Rule {
+        id: "replicas.shared-stores",
+        refuses: "a shared store in pod memory while a workload can run more than one pod; Redis stores without `storeRedis.url`",
+        install_time: "if/then: `replicaCount` >= 2 or an autoscaler on requires every fatal shared store on `redis`; a store on `redis` requires a non-empty `storeRedis.url`",
+        beyond: "set the stores' `backend` to `redis` (the `scale-out` preset does)",
+        check: Some(shared_stores::check),
+    },
+    Rule {
+        id: "jobs.partition",
+        refuses: "a scheduled job that runs in no workload or in two, for some combination of pools",
+        install_time: "const: `scheduling` (jobs, pools, allow-lists) is fixed; the api/jobs on-off combinations that would leave a job without an owner are refused",
+        beyond: "change `scheduling` in `shipshape.yaml` and regenerate",
+        check: Some(job_partition::check),
+    },
+    Rule {
+        id: "pool.single-leader",
+        refuses: "a pool with more than one replica and neither leader election nor claiming",
+        install_time: "if/then: `replicaCount` >= 2 requires `leaderElection` or `claiming`",
+        beyond: "turn on `leaderElection` (failover) or `claiming` (parallel)",
+        check: Some(single_leader::check),
+    },
+    Rule {
+        id: "autoscaling.one-autoscaler",
+        refuses: "an HPA and a KEDA ScaledObject on one workload; `minReplicas` above `maxReplicas`",
+        install_time: "not: both `enabled`; min <= max enumerated over every `maxReplicas` a plan allows",
+        beyond: "turn one autoscaler off; keep `minReplicas` <= `maxReplicas`",
+        check: Some(one_autoscaler::check),
+    },
+    Rule {
+        id: "rollout.drain",
+        refuses: "a grace period shorter than drain + shutdown; a PodDisruptionBudget allowing 0 unavailable",
+        install_time: "interval: `drainSeconds` and `shutdownSeconds` at most the plan's, `terminationGracePeriodSeconds` at least their sum; an enabled budget's `maxUnavailable` is not 0 or `0%`",
+        beyond: "add a preset with the longer drain and its grace period, and regenerate",
+        check: Some(drain::check),
+    },
+    Rule {
+        id: "rollout.strategy",
+        refuses: "a `maxSurge`/`maxUnavailable` Kubernetes refuses (`12.5%`, `-5%`, `\"2\"`, 1.5), or both 0",
+        install_time: "pattern and bound: a whole number or `N%` (`maxUnavailable` at most `100%`), never both 0; `maxSurge` adds at most the plan's surge pods",
+        beyond: "write counts as numbers and percentages as `N%`",
+        check: Some(rollout_strategy::check),
+    },
+    Rule {
+        id: "postgres.pooler-mode",
+        refuses: "PgBouncer in transaction or statement mode",
+        install_time: "if/then: `postgresPooler.enabled` requires `poolMode: session`",
+        beyond: "none: transaction pooling runs queries in the wrong tenant's schema",
+        check: Some(pooler_mode::check),
+    },
+    Rule {
+        id: "timeouts.order",
+        refuses: "lock > statement or statement > transaction (foreground, background); a deadline <= 0",
+        install_time: "interval: lock at most the plan's lock, statement between the plan's lock and transaction, transaction at least the plan's; every deadline above 0",
+        beyond: "add a preset with the new deadlines and regenerate",
+        check: Some(timeouts::check),
+    },
+    Rule {
+        id: "env.managed",
+        refuses: "user `env` setting a variable the chart manages; `--workers`/`-w` or `NAME=` for a managed variable anywhere in `args`/`command` (shell strings too); `config.<section>` set directly",
+        install_time: "not: the managed names in `env`, the worker flags and assignments by pattern, the settings section in `config`",
+        beyond: "set `processesPerPod`, the allocation sizes or `startupSettings` instead",
+        check: Some(managed_env::check),
+    },
+    Rule {
+        id: "redis.eviction",
+        refuses: "a critical Redis server declared with an evicting policy",
+        install_time: "const: a critical server's `maxmemoryPolicy` is `noeviction`; roles and the other servers' policies are fixed",
+        beyond: "put caches on a `cache` server",
+        check: Some(redis_eviction::check),
+    },
+    Rule {
+        id: "settings.one-value",
+        refuses: "a workload counted with another size than the configuration file states",
+        install_time: "derived: another workload's stated allocation takes the `sizesFrom` workload's size; its own entry is `const`",
+        beyond: "change the `sizesFrom` workload's size",
+        check: Some(settings_one_value::check),
+    },
+    Rule {
+        id: "spec.structure",
+        refuses: "values that change what the spec declares (job registry, variable names, allocation structure, settings keys)",
+        install_time: "const",
+        beyond: "change `shipshape.yaml` and regenerate",
+        // Only the values schema enforces it: there is no Rust function to run.
+        check: None,
+    },
+    Rule {
+        id: "values.types",
+        refuses: "values that do not fit the typed model (the guards could not check them)",
+        install_time: "bound: every integer at most 2147483647, percentages by pattern, so every accepted value fits the types",
+        beyond: "none",
+        check: Some(typed_values::check),
+    },
+];
+
+/// Runs every guard on one preset's resolved values: every finding, errors first, then
+/// by values path and rule id.
+pub fn check_guards(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = RULES
+        .iter()
+        .filter_map(|rule| rule.check)
+        .flat_map(|check| check(spec, values))
+        .collect();
+    findings.sort_by(|a, b| (a.severity, &a.path, a.rule).cmp(&(b.severity, &b.path, b.rule)));
+    findings
+}
+
+/// The rule list of the repository's README (between `<!-- rules:start -->` and
+/// `<!-- rules:end -->`): one Markdown bullet per rule, its id and what it refuses.
+pub fn readme_rule_list() -> String {
+    RULES
+        .iter()
+        .map(|rule| format!("- `{}`: {}\n", rule.id, rule.refuses))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, values, with};
+    use crate::guards::Severity;
+    use serde_json::json;
+
+    #[test]
+    fn every_rule_is_listed_once() {
+        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), RULES.len());
+        for rule in RULES {
+            for text in [rule.refuses, rule.install_time, rule.beyond] {
+                assert!(!text.is_empty() && !text.ends_with('.'), "{}", rule.id);
+            }
+        }
+    }
+
+    #[test]
+    fn only_spec_structure_has_no_guard() {
+        let without: Vec<&str> = RULES
+            .iter()
+            .filter(|r| r.check.is_none())
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(without, ["spec.structure"]);
+    }
+
+    /// Each guard's file opens with its rule id, so the file and the registry agree.
+    #[test]
+    fn every_guard_has_a_file_that_opens_with_its_rule_id() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/guards");
+        let first_lines: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .map(|text| text.lines().next().unwrap_or_default().to_string())
+            .collect();
+        for rule in RULES.iter().filter(|r| r.check.is_some()) {
+            let opening = format!("`{}`", rule.id);
+            let files = first_lines
+                .iter()
+                .filter(|l| l.starts_with("//! `") && l.contains(&opening))
+                .count();
+            assert_eq!(files, 1, "{}", rule.id);
+        }
+    }
+
+    /// Every finding of a guard carries its own rule id, on the presets of both
+    /// examples and on values that break several rules at once.
+    #[test]
+    fn each_guard_reports_its_own_rule_only() {
+        let broken = [
+            ("workloads.api.replicaCount", json!(2.0)),
+            ("workloads.api.terminationGracePeriodSeconds", json!(1.0)),
+            ("workloads.api.rollingUpdate.maxSurge", json!("1.5%")),
+            ("workloads.jobs.enabled", json!(false)),
+            ("dependencyCapacity.postgres.maxConnections", json!(1.0)),
+            (
+                "postgresPooler",
+                json!({"enabled": true, "poolMode": "transaction"}),
+            ),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for name in ["agent-platform", "llm-gateway"] {
+            let spec = example(name);
+            let mut all = vec![values(&spec, None), with(values(&spec, None), &broken)];
+            all.extend(
+                crate::capacity::fit::presets(&spec)
+                    .keys()
+                    .map(|p| values(&spec, Some(p))),
+            );
+            for v in &all {
+                for rule in RULES {
+                    for f in rule.check.map(|c| c(&spec, v)).unwrap_or_default() {
+                        assert_eq!(f.rule, rule.id, "{f}");
+                        seen.insert(f.rule);
+                    }
+                }
+            }
+        }
+        assert!(seen.len() >= 6, "{seen:?}");
+    }
+
+    #[test]
+    fn check_guards_returns_every_finding_errors_first_then_by_path() {
+        let spec = example("agent-platform");
+        let v = with(
+            values(&spec, None),
+            &[
+                ("workloads.api.replicaCount", json!(2.0)),
+                ("workloads.api.terminationGracePeriodSeconds", json!(59.0)),
+                (
+                    "postgresPooler",
+                    json!({"enabled": true, "poolMode": "statement"}),
+                ),
+            ],
+        );
+        let findings = check_guards(&spec, &v);
+        let summary: Vec<(Severity, &str, &str)> = findings
+            .iter()
+            .map(|f| (f.severity, f.path.as_str(), f.rule))
+            .collect();
+        let mut sorted = summary.clone();
+        sorted.sort();
+        assert_eq!(summary, sorted);
+        assert_eq!(
+            summary.first(),
+            Some(&(
+                Severity::Error,
+                "postgresPooler.poolMode",
+                "postgres.pooler-mode"
+            ))
+        );
+        assert_eq!(
+            summary.last(),
+            Some(&(
+                Severity::Warning,
+                "stores.tool-effect-journal.backend",
+                "replicas.shared-stores"
+            ))
+        );
+        assert!(summary.contains(&(
+            Severity::Error,
+            "workloads.api.terminationGracePeriodSeconds",
+            "rollout.drain"
+        )));
+        assert_eq!(findings.len(), 12, "{findings:#?}");
+    }
+
+    #[test]
+    fn the_readme_list_has_one_bullet_per_rule() {
+        let list = readme_rule_list();
+        assert_eq!(list.lines().count(), RULES.len());
+        assert!(list.starts_with(
+            "- `capacity.postgres`: peak PostgreSQL connections across a rollout above `maxConnections` - `reserve`\n"
+        ));
+        assert!(list.ends_with(
+            "- `values.types`: values that do not fit the typed model (the guards could not check them)\n"
+        ));
+    }
+}
