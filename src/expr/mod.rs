@@ -215,9 +215,20 @@ impl Expr {
     }
 
     fn collect_paths(&self, out: &mut Vec<ValuePath>) {
+        if let Expr::Ref(p) = self {
+            out.push(p.clone());
+        }
+        for child in self.children() {
+            child.collect_paths(out);
+        }
+    }
+
+    /// The expression's operands, in order of appearance.
+    fn children(&self) -> Vec<&Expr> {
         match self {
-            Expr::Ref(p) => out.push(p.clone()),
-            Expr::Lit(_) | Expr::Builtin(_) | Expr::Item | Expr::ItemField(_) => {}
+            Expr::Lit(_) | Expr::Ref(_) | Expr::Builtin(_) | Expr::Item | Expr::ItemField(_) => {
+                vec![]
+            }
             Expr::Not(a)
             | Expr::DnsName(a)
             | Expr::ReplacePlus(a)
@@ -226,31 +237,21 @@ impl Expr {
             | Expr::IntString(a)
             | Expr::TrimSuffix(_, a)
             | Expr::Named(_, a)
-            | Expr::Sha256(a) => a.collect_paths(out),
+            | Expr::Sha256(a) => vec![a],
             Expr::And(items)
             | Expr::Or(items)
             | Expr::Concat(items)
             | Expr::Add(items)
             | Expr::Mul(items)
-            | Expr::JoinLists(_, items) => items.iter().for_each(|e| e.collect_paths(out)),
+            | Expr::JoinLists(_, items) => items.iter().collect(),
             Expr::Cmp(_, a, b)
             | Expr::StrEq(a, b)
             | Expr::Default(a, b)
             | Expr::Sub(a, b)
             | Expr::ListIf(a, b)
-            | Expr::SurgePods(a, b) => {
-                a.collect_paths(out);
-                b.collect_paths(out);
-            }
-            Expr::If(a, b, c) | Expr::WithKey(a, b, c) => {
-                a.collect_paths(out);
-                b.collect_paths(out);
-                c.collect_paths(out);
-            }
-            Expr::Dict(pairs) => pairs.iter().for_each(|(k, v)| {
-                k.collect_paths(out);
-                v.collect_paths(out);
-            }),
+            | Expr::SurgePods(a, b) => vec![a, b],
+            Expr::If(a, b, c) | Expr::WithKey(a, b, c) => vec![a, b, c],
+            Expr::Dict(pairs) => pairs.iter().flat_map(|(k, v)| [k, v]).collect(),
         }
     }
 
@@ -563,45 +564,11 @@ impl Expr {
 
     /// The named templates the expression uses, by name, innermost first.
     pub fn named_templates<'e>(&'e self, out: &mut Vec<(&'e str, &'e Expr)>) {
-        let mut visit = |e: &'e Expr| e.named_templates(out);
-        match self {
-            Expr::Named(name, body) => {
-                body.named_templates(out);
-                out.push((name.as_str(), body));
-            }
-            Expr::Lit(_) | Expr::Ref(_) | Expr::Builtin(_) | Expr::Item | Expr::ItemField(_) => {}
-            Expr::Not(a)
-            | Expr::DnsName(a)
-            | Expr::ReplacePlus(a)
-            | Expr::Sha256Json(a)
-            | Expr::JsonText(a)
-            | Expr::IntString(a)
-            | Expr::TrimSuffix(_, a)
-            | Expr::Sha256(a) => visit(a),
-            Expr::And(items)
-            | Expr::Or(items)
-            | Expr::Concat(items)
-            | Expr::Add(items)
-            | Expr::Mul(items)
-            | Expr::JoinLists(_, items) => items.iter().for_each(visit),
-            Expr::Cmp(_, a, b)
-            | Expr::StrEq(a, b)
-            | Expr::Default(a, b)
-            | Expr::Sub(a, b)
-            | Expr::ListIf(a, b)
-            | Expr::SurgePods(a, b) => {
-                visit(a);
-                visit(b);
-            }
-            Expr::If(a, b, c) | Expr::WithKey(a, b, c) => {
-                visit(a);
-                visit(b);
-                visit(c);
-            }
-            Expr::Dict(pairs) => pairs.iter().for_each(|(k, v)| {
-                visit(k);
-                visit(v);
-            }),
+        for child in self.children() {
+            child.named_templates(out);
+        }
+        if let Expr::Named(name, body) = self {
+            out.push((name.as_str(), body));
         }
     }
 }
