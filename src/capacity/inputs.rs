@@ -86,34 +86,35 @@ pub fn workload_exprs(spec: &Spec) -> Vec<WorkloadExprs> {
         .collect()
 }
 
-/// Whether an autoscaler owns the pods, and the pods of an enabled workload: the HPA's
-/// or KEDA's maximum when one is on (api), the hook Job's one pod (migrate), else the
-/// replicas.
+/// Whether an autoscaler owns the pods, and the pods of an enabled workload: the
+/// first autoscaler's maximum that is on (an HPA, or the api's KEDA ScaledObject), the
+/// hook Job's one pod (migrate), else the replicas.
 fn pods(path: &ValuePath, class: WorkloadClass) -> (Expr, Expr) {
-    match class {
-        WorkloadClass::Api => {
-            let hpa = path.child("autoscaling");
-            let keda = path.child("keda");
-            (
-                Expr::Or(vec![
-                    val(&hpa.child("enabled")),
-                    val(&keda.child("enabled")),
-                ]),
-                Expr::If(
-                    Box::new(val(&hpa.child("enabled"))),
-                    Box::new(val(&hpa.child("maxReplicas"))),
-                    Box::new(Expr::If(
-                        Box::new(val(&keda.child("enabled"))),
-                        Box::new(val(&keda.child("maxReplicas"))),
-                        Box::new(val(&path.child("replicaCount"))),
-                    )),
-                ),
-            )
-        }
+    if class == WorkloadClass::Migrate {
         // The hook Job runs one pod while the old release still runs.
-        WorkloadClass::Migrate => (lit(false), lit(1)),
-        _ => (lit(false), val(&path.child("replicaCount"))),
+        return (lit(false), lit(1));
     }
+    let scalers = class.autoscalers();
+    let mut pods = val(&path.child("replicaCount"));
+    for key in scalers.iter().rev() {
+        let scaler = path.child(key);
+        pods = Expr::If(
+            Box::new(val(&scaler.child("enabled"))),
+            Box::new(val(&scaler.child("maxReplicas"))),
+            Box::new(pods),
+        );
+    }
+    let autoscaled = match scalers {
+        [] => lit(false),
+        [one] => val(&path.child(one).child("enabled")),
+        several => Expr::Or(
+            several
+                .iter()
+                .map(|key| val(&path.child(key).child("enabled")))
+                .collect(),
+        ),
+    };
+    (autoscaled, pods)
 }
 
 /// The context the formula is evaluated in: the values (no release is needed).

@@ -8,8 +8,10 @@
 //! `maxConnections`/`maxClients` grow. So values bounded above on the first group and
 //! below on the budgets by a plan whose corner passed the guards fit too. Two inputs are
 //! not monotone and are handled exactly:
-//! - an api's replica count is one of three fields chosen by its autoscaler flags; each
-//!   branch is bounded by the plan's max pods under its own condition;
+//! - a workload's replica count is one of the fields its autoscaler flags choose (the
+//!   api's `replicaCount`, HPA or KEDA maximum; a pool's or worker's `replicaCount` or
+//!   HPA maximum); each branch is bounded by the plan's max pods under its own
+//!   condition;
 //! - disabling a workload named by another allocation's `sizeWithout` can raise that
 //!   allocation's size; both values of such a flag are checked as corners, and a corner
 //!   that does not fit is excluded.
@@ -332,46 +334,56 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
             continue;
         };
         let pods = row.max_pods;
-        match class {
-            WorkloadClass::Api => {
-                for key in ["autoscaling", "keda"] {
-                    c.bound(&w,
-                        json!({
-                            "if": {"properties": {key: {"properties": {"enabled": {"const": true}}}}},
-                            "then": {"properties": {key: {"properties": {"maxReplicas": at_most(pods)}}}}
-                        }),
-                        String::new(),
-                    );
-                    c.bounds.pop();
-                    c.bounds.push(PlanBound {
-                        path: format!("workloads.{wname}.{key}.enabled"),
-                        bound: format!("may be on; `{key}.maxReplicas` is then bounded"),
-                        at_most: None,
-                        at_least: None,
-                    });
-                    c.bounds.push(PlanBound {
-                        path: format!("workloads.{wname}.{key}.maxReplicas"),
-                        bound: format!("<= {pods} (when `{key}.enabled`)"),
-                        at_most: Some(pods as f64),
-                        at_least: None,
-                    });
-                }
-                c.tree.add(
+        let scalers = class.autoscalers();
+        if !scalers.is_empty() {
+            for &key in scalers {
+                c.bound(
                     &w,
                     json!({
-                        "if": {"properties": {
-                            "autoscaling": {"properties": {"enabled": {"const": false}}},
-                            "keda": {"properties": {"enabled": {"const": false}}}
-                        }},
-                        "then": {"properties": {"replicaCount": at_most(pods)}}
+                        "if": {"properties": {key: {"properties": {"enabled": {"const": true}}}}},
+                        "then": {"properties": {key: {"properties": {"maxReplicas": at_most(pods)}}}}
                     }),
+                    String::new(),
                 );
+                c.bounds.pop();
                 c.bounds.push(PlanBound {
-                    path: format!("workloads.{wname}.replicaCount"),
-                    bound: format!("<= {pods} (without an autoscaler)"),
+                    path: format!("workloads.{wname}.{key}.enabled"),
+                    bound: format!("may be on; `{key}.maxReplicas` is then bounded"),
+                    at_most: None,
+                    at_least: None,
+                });
+                c.bounds.push(PlanBound {
+                    path: format!("workloads.{wname}.{key}.maxReplicas"),
+                    bound: format!("<= {pods} (when `{key}.enabled`)"),
                     at_most: Some(pods as f64),
                     at_least: None,
                 });
+            }
+            let all_off: Map<String, Value> = scalers
+                .iter()
+                .map(|key| {
+                    (
+                        key.to_string(),
+                        json!({"properties": {"enabled": {"const": false}}}),
+                    )
+                })
+                .collect();
+            c.tree.add(
+                &w,
+                json!({
+                    "if": {"properties": all_off},
+                    "then": {"properties": {"replicaCount": at_most(pods)}}
+                }),
+            );
+            c.bounds.push(PlanBound {
+                path: format!("workloads.{wname}.replicaCount"),
+                bound: format!("<= {pods} (without an autoscaler)"),
+                at_most: Some(pods as f64),
+                at_least: None,
+            });
+        }
+        match class {
+            WorkloadClass::Api => {
                 // The grace period against the drain window and shutdown.
                 let drain = c.at_most_plan(values, &["workloads", wname, "drainSeconds"]);
                 let shutdown = c.at_most_plan(values, &["workloads", wname, "shutdownSeconds"]);
@@ -382,8 +394,8 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
                     format!(">= {grace}"),
                 );
             }
-            WorkloadClass::Migrate => {}
-            _ => c.bound(
+            WorkloadClass::Migrate | WorkloadClass::Pool | WorkloadClass::Worker => {}
+            WorkloadClass::Jobs => c.bound(
                 &["workloads", wname, "replicaCount"],
                 at_most(pods),
                 format!("<= {pods}"),
@@ -506,10 +518,21 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
 /// The largest `maxReplicas` any plan lets an autoscaler have: the range the
 /// `minReplicas <= maxReplicas` rule is enumerated over.
 pub fn largest_max_replicas(plans: &[PlanContract]) -> u64 {
+    largest_bound(plans, &[".maxReplicas"])
+}
+
+/// The largest pod count any plan lets a workload have, by `replicaCount` or an
+/// autoscaler's `maxReplicas`: the range the PodDisruptionBudget's `minAvailable` rule
+/// is enumerated over.
+pub fn largest_pod_count(plans: &[PlanContract]) -> u64 {
+    largest_bound(plans, &[".maxReplicas", ".replicaCount"])
+}
+
+fn largest_bound(plans: &[PlanContract], suffixes: &[&str]) -> u64 {
     plans
         .iter()
         .flat_map(|p| &p.bounds)
-        .filter(|b| b.path.ends_with(".maxReplicas"))
+        .filter(|b| suffixes.iter().any(|s| b.path.ends_with(s)))
         .filter_map(|b| b.at_most)
         .map(|m| m as u64)
         .max()

@@ -67,10 +67,8 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
         let mut multi = vec![
             json!({"required": ["replicaCount"], "properties": {"replicaCount": {"minimum": 2}}}),
         ];
-        if class == WorkloadClass::Api {
-            for key in ["autoscaling", "keda"] {
-                multi.push(json!({"required": [key], "properties": {key: {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}));
-            }
+        for &key in class.autoscalers() {
+            multi.push(json!({"required": [key], "properties": {key: {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}));
         }
         if !fatal.is_empty() {
             let stores: Map<String, Value> = fatal
@@ -84,7 +82,7 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
                 .collect();
             let description = format!(
                 "replicas.shared-stores: `workloads.{name}` can run more than one pod (replicaCount >= 2{}), so every shared store must be `redis`",
-                if class == WorkloadClass::Api { " or an autoscaler on" } else { "" }
+                if class.autoscalers().is_empty() { "" } else { " or an autoscaler on" }
             );
             rules.push(RootRule {
                 rule: "replicas.shared-stores",
@@ -100,16 +98,20 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
             });
         }
         if class == WorkloadClass::Pool {
-            let description = format!("pool.single-leader: `workloads.{name}` with replicaCount >= 2 needs `leaderElection` or `claiming`");
+            let description = format!("pool.single-leader: `workloads.{name}` with replicaCount >= 2, or an HPA on with maxReplicas >= 2, needs `leaderElection` or `claiming`");
             rules.push(RootRule {
                 rule: "pool.single-leader",
                 path: format!("workloads.{name}"),
                 description: description.clone(),
                 schema: json!({
                     "description": description,
-                    "if": {"required": ["workloads"], "properties": {"workloads": {"required": [name], "properties": {name: {
-                        "required": ["replicaCount"], "properties": {"replicaCount": {"minimum": 2}}
-                    }}}}},
+                    "if": {"required": ["workloads"], "properties": {"workloads": {"required": [name], "properties": {name: {"anyOf": [
+                        {"required": ["replicaCount"], "properties": {"replicaCount": {"minimum": 2}}},
+                        {"required": ["autoscaling"], "properties": {"autoscaling": {
+                            "required": ["enabled", "maxReplicas"],
+                            "properties": {"enabled": {"const": true}, "maxReplicas": {"minimum": 2}}
+                        }}}
+                    ]}}}}},
                     "then": {"properties": {"workloads": {"properties": {name: {"anyOf": [
                         {"properties": {"leaderElection": {"const": true}}},
                         {"properties": {"claiming": {"const": true}}}
@@ -162,6 +164,17 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
             description: description.clone(),
             schema: json!({"properties": {"config": {"description": description, "not": {"required": [section]}}}}),
         });
+        for (name, _) in spec.workloads.all() {
+            let description = format!(
+                "env.managed: `workloads.{name}.configOverlay.{section}` is written by the chart from `startupSettings` and the allocations"
+            );
+            rules.push(RootRule {
+                rule: "env.managed",
+                path: format!("workloads.{name}.configOverlay"),
+                description: description.clone(),
+                schema: on_workload(name, json!({"properties": {"configOverlay": {"description": description, "not": {"required": [section]}}}})),
+            });
+        }
     }
     let description = "postgres.pooler-mode: with `postgresPooler.enabled`, `poolMode` must be `session` (transaction pooling runs queries in the wrong tenant's schema)".to_string();
     rules.push(RootRule {
@@ -188,6 +201,95 @@ fn rule(rule: &'static str, path: &str, description: String, mut schema: Value) 
         description,
         schema,
     }
+}
+
+/// The rules on a workload that can serve: its PodDisruptionBudget never blocks a
+/// drain (`rollout.drain`), and what routes to it has a Service with a port
+/// (`service.exposed-port`). `largest` is the largest replica count a plan allows: the
+/// budget's `minAvailable` is enumerated below every count up to it.
+fn serving_rules(name: &str, class: WorkloadClass, largest: u64) -> Vec<RootRule> {
+    let zero = json!({"anyOf": [{"const": 0}, {"const": "0%"}]});
+    let mut rules = vec![rule(
+        "rollout.drain",
+        &format!("workloads.{name}.podDisruptionBudget"),
+        format!("rollout.drain: an enabled `workloads.{name}.podDisruptionBudget` allows at least one unavailable pod, or it blocks every node drain"),
+        on_workload(name, json!({"properties": {"podDisruptionBudget": {
+            "if": {"properties": {"enabled": {"const": true}, "minAvailable": {"const": 0}}},
+            "then": {"properties": {"maxUnavailable": {"not": zero}}}
+        }}})),
+    )];
+    // The fewest pods: the first autoscaler on owns the count, else `replicaCount`.
+    let off: Map<String, Value> = class
+        .autoscalers()
+        .iter()
+        .map(|key| {
+            (
+                key.to_string(),
+                json!({"properties": {"enabled": {"const": false}}}),
+            )
+        })
+        .collect();
+    let mut fewest = vec![(json!({"properties": off}), "replicaCount".to_string())];
+    for (i, key) in class.autoscalers().iter().enumerate() {
+        let mut props: Map<String, Value> = class.autoscalers()[..i]
+            .iter()
+            .map(|k| {
+                (
+                    k.to_string(),
+                    json!({"properties": {"enabled": {"const": false}}}),
+                )
+            })
+            .collect();
+        props.insert(
+            key.to_string(),
+            json!({"properties": {"enabled": {"const": true}}}),
+        );
+        fewest.push((json!({"properties": props}), format!("{key}.minReplicas")));
+    }
+    let description = format!("rollout.drain: an enabled `workloads.{name}.podDisruptionBudget.minAvailable` stays below the workload's fewest pods (`replicaCount`, or the autoscaler's `minReplicas`), or it blocks every node drain");
+    let mut members = Vec::new();
+    for (mode, count) in &fewest {
+        let (parent, leaf) = match count.split_once('.') {
+            Some((p, l)) => (Some(p), l),
+            None => (None, count.as_str()),
+        };
+        for k in 0..=largest {
+            let at_most = json!({"properties": {leaf: {"maximum": k}}});
+            let count_at_most = match parent {
+                Some(p) => json!({"properties": {p: at_most}}),
+                None => at_most,
+            };
+            members.push(json!({
+                "if": {"allOf": [
+                    mode,
+                    count_at_most,
+                    {"properties": {"podDisruptionBudget": {"properties": {"enabled": {"const": true}}}}}
+                ]},
+                "then": {"properties": {"podDisruptionBudget": {"properties": {"minAvailable": {"maximum": k.saturating_sub(1)}}}}}
+            }));
+        }
+    }
+    rules.push(rule(
+        "rollout.drain",
+        &format!("workloads.{name}.podDisruptionBudget.minAvailable"),
+        description,
+        on_workload(name, json!({"allOf": members})),
+    ));
+    let on = |key: &str| json!({"required": [key], "properties": {key: {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}});
+    let mut exposed = vec![json!({
+        "if": on("service"),
+        "then": {"properties": {"port": {"minimum": 1}}}
+    })];
+    for key in ["ingress", "serviceMonitor"] {
+        exposed.push(json!({"if": on(key), "then": on("service")}));
+    }
+    rules.push(rule(
+        "service.exposed-port",
+        &format!("workloads.{name}"),
+        format!("service.exposed-port: `workloads.{name}.ingress` and `serviceMonitor` need `service.enabled`, and the Service needs `port` >= 1"),
+        on_workload(name, json!({"allOf": exposed})),
+    ));
+    rules
 }
 
 /// `{"workloads": {"properties": {name: schema}}}` as a root schema.
@@ -217,8 +319,8 @@ fn contract_rules(spec: &Spec) -> Vec<RootRule> {
 
     // minReplicas <= maxReplicas, enumerated over the largest maxReplicas a plan allows.
     let largest = crate::contract::plans::largest_max_replicas(&plans);
-    for name in spec.workloads.api.keys() {
-        for key in ["autoscaling", "keda"] {
+    for (name, workload) in spec.workloads.all() {
+        for &key in workload.class().autoscalers() {
             let description = format!("autoscaling.one-autoscaler: `workloads.{name}.{key}.minReplicas` must not exceed `maxReplicas`");
             let members: Vec<Value> = (1..=largest)
                 .map(|k| {
@@ -257,16 +359,9 @@ fn contract_rules(spec: &Spec) -> Vec<RootRule> {
                 "properties": {"maxSurge": zero, "maxUnavailable": zero}
             }}}})),
         ));
-        if class == WorkloadClass::Api {
-            rules.push(rule(
-                "rollout.drain",
-                &format!("workloads.{name}.podDisruptionBudget"),
-                format!("rollout.drain: an enabled `workloads.{name}.podDisruptionBudget` allows at least one unavailable pod, or it blocks every node drain"),
-                on_workload(name, json!({"properties": {"podDisruptionBudget": {
-                    "if": {"properties": {"enabled": {"const": true}}},
-                    "then": {"properties": {"maxUnavailable": {"not": zero}}}
-                }}})),
-            ));
+        if class.can_serve() {
+            let largest = crate::contract::plans::largest_pod_count(&plans);
+            rules.extend(serving_rules(name, class, largest));
         }
     }
 

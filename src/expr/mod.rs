@@ -9,7 +9,7 @@
 pub mod gojson;
 
 use crate::expr::gojson::to_go_json;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
@@ -163,6 +163,10 @@ pub enum Expr {
     Dict(Vec<(Expr, Expr)>),
     /// A copy of a map with one key set: `set (deepCopy m) k v`.
     WithKey(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// A copy of the first map with the second merged over it: `mergeOverwrite
+    /// (deepCopy base) over`. Key by key, two maps merge and anything else from `over`
+    /// replaces (`false`, `0`, `""`, `null` and lists included), as Helm 3 and 4 do.
+    MergeOver(Box<Expr>, Box<Expr>),
     /// Pods a rolling update may add for `max pods`, from a `maxSurge` that is a count
     /// or a percentage (rounded up, as Kubernetes rounds it).
     SurgePods(Box<Expr>, Box<Expr>),
@@ -249,7 +253,8 @@ impl Expr {
             | Expr::Default(a, b)
             | Expr::Sub(a, b)
             | Expr::ListIf(a, b)
-            | Expr::SurgePods(a, b) => vec![a, b],
+            | Expr::SurgePods(a, b)
+            | Expr::MergeOver(a, b) => vec![a, b],
             Expr::If(a, b, c) | Expr::WithKey(a, b, c) => vec![a, b, c],
             Expr::Dict(pairs) => pairs.iter().flat_map(|(k, v)| [k, v]).collect(),
         }
@@ -310,6 +315,13 @@ impl Expr {
             }
             Expr::WithKey(m, k, v) => {
                 format!("(set (deepCopy {}) {} {})", m.to_go(), k.to_go(), v.to_go())
+            }
+            Expr::MergeOver(base, over) => {
+                format!(
+                    "(mergeOverwrite (deepCopy {}) {})",
+                    base.to_go(),
+                    over.to_go()
+                )
             }
             Expr::SurgePods(pods, surge) => {
                 let (p, s) = (pods.to_go(), surge.to_go());
@@ -518,6 +530,19 @@ impl Expr {
                 }
                 Value::Object(map)
             }
+            Expr::MergeOver(base, over) => match (base.eval(ctx, arith)?, over.eval(ctx, arith)?) {
+                (Value::Object(mut map), Value::Object(over)) => {
+                    merge_over(&mut map, over);
+                    Value::Object(map)
+                }
+                (base, over) => {
+                    return Err(fail(format!(
+                        "mergeOverwrite needs two maps, got {} and {}",
+                        to_go_json(&base),
+                        to_go_json(&over)
+                    )))
+                }
+            },
             Expr::WithKey(m, k, v) => match m.eval(ctx, arith)? {
                 Value::Object(mut map) => {
                     let key = expect_string(k.eval(ctx, arith)?).map_err(fail)?;
@@ -677,6 +702,19 @@ fn lookup_like_go(values: &Value, path: &ValuePath) -> Result<Value, String> {
         }
     }
     Ok(current.clone())
+}
+
+/// Sprig's `mergeOverwrite` on values: maps merge key by key, anything else in
+/// `over` replaces what `base` has.
+fn merge_over(base: &mut Map<String, Value>, over: Map<String, Value>) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Object(inner)), Value::Object(value)) => merge_over(inner, value),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
 }
 
 fn expect_string(v: Value) -> Result<String, String> {

@@ -1,24 +1,113 @@
 //! `rollout.drain`: refuses a grace period shorter than drain + shutdown, and a
-//! PodDisruptionBudget allowing 0 unavailable; scale-in faster than the drain window
-//! is a warning. A pod killed before its drain window and shutdown end cuts its open
+//! PodDisruptionBudget allowing 0 unavailable (`maxUnavailable` 0, or `minAvailable`
+//! at least the workload's fewest pods); scale-in faster than the drain window is a
+//! warning. A pod killed before its drain window and shutdown end cuts its open
 //! streams; a budget that allows no pod to be unavailable blocks every node drain; an
 //! autoscaler removing pods faster than they drain cuts streams on several pods at
 //! once. At install time `values.schema.json` gives intervals: `drainSeconds` and
 //! `shutdownSeconds` at most the plan's, `terminationGracePeriodSeconds` at least their
-//! sum; an enabled budget's `maxUnavailable` is not 0 or `0%`.
+//! sum; an enabled budget's `maxUnavailable` is not 0 or `0%`, and its `minAvailable`
+//! is below `replicaCount` (or the enabled autoscaler's `minReplicas`), enumerated over
+//! every count a plan allows.
 
 use super::typed_values::api_workloads;
 use super::{Finding, Severity};
-use crate::model::{ApiValues, IntOrString};
+use crate::model::{ApiValues, DisruptionBudget, IntOrString};
 use crate::spec::Spec;
+use crate::values::integral_numbers;
+use serde::Deserialize;
 use serde_json::Value;
 
-/// The rule on every api workload.
+/// The rule on every api workload, and on the PodDisruptionBudget of every workload
+/// that has one.
 pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
-    api_workloads(spec, values)
+    let mut out: Vec<Finding> = api_workloads(spec, values)
         .into_iter()
         .flat_map(|(name, api)| drain(name, &api))
-        .collect()
+        .collect();
+    for (name, workload) in spec.workloads.all() {
+        let class = workload.class();
+        if !class.can_serve() {
+            continue;
+        }
+        let Some(raw) = values.get("workloads").and_then(|w| w.get(name)) else {
+            continue;
+        };
+        let raw = integral_numbers(raw);
+        let Ok(w) = serde_json::from_value::<Disruptable>(raw.clone()) else {
+            continue;
+        };
+        if !w.enabled || !w.pod_disruption_budget.enabled {
+            continue;
+        }
+        // The fewest pods: the first autoscaler on owns the count.
+        let fewest = class
+            .autoscalers()
+            .iter()
+            .find_map(|key| {
+                let s = raw.get(*key)?;
+                let on = s.get("enabled") == Some(&Value::Bool(true));
+                on.then(|| s.get("minReplicas").and_then(Value::as_u64))?
+            })
+            .unwrap_or(u64::from(w.replica_count));
+        out.extend(disruption_budget(name, &w.pod_disruption_budget, fewest));
+    }
+    out
+}
+
+/// What the PodDisruptionBudget check reads of a workload.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Disruptable {
+    enabled: bool,
+    #[serde(default)]
+    replica_count: u32,
+    pod_disruption_budget: DisruptionBudget,
+}
+
+/// An enabled PodDisruptionBudget lets at least one of the workload's `fewest` pods
+/// be evicted, or it blocks every node drain.
+fn disruption_budget(name: &str, pdb: &DisruptionBudget, fewest: u64) -> Vec<Finding> {
+    let base = format!("workloads.{name}.podDisruptionBudget");
+    let min = u64::from(pdb.min_available);
+    if min > 0 {
+        if min < fewest {
+            return vec![];
+        }
+        return vec![Finding {
+            rule: "rollout.drain",
+            severity: Severity::Error,
+            path: format!("{base}.minAvailable"),
+            message: format!(
+                "a PodDisruptionBudget that keeps {min} of {fewest} pod(s) available lets none be evicted: it blocks every node drain"
+            ),
+            arithmetic: Some(format!("minAvailable {min} >= fewest pods {fewest}")),
+            hint: format!(
+                "set `{base}.minAvailable` below {fewest} (or 0 to use `maxUnavailable`)"
+            ),
+        }];
+    }
+    let blocks = match &pdb.max_unavailable {
+        IntOrString::Int(n) => *n <= 0,
+        IntOrString::Str(s) => s
+            .trim_end_matches('%')
+            .trim()
+            .parse::<f64>()
+            .is_ok_and(|p| p <= 0.0),
+    };
+    if !blocks {
+        return vec![];
+    }
+    vec![Finding {
+        rule: "rollout.drain",
+        severity: Severity::Error,
+        path: format!("{base}.maxUnavailable"),
+        message:
+            "a PodDisruptionBudget that allows no pod to be unavailable blocks every node drain"
+                .into(),
+        arithmetic: None,
+        hint: format!("set `{base}.maxUnavailable` to 1 or more"),
+    }]
 }
 
 /// `rollout.drain`: the grace period covers the drain window and the shutdown; the
@@ -44,27 +133,6 @@ fn drain(name: &str, api: &ApiValues) -> Vec<Finding> {
                 api.drain_seconds, api.shutdown_seconds, api.termination_grace_period_seconds
             )),
             hint: format!("set `{base}.terminationGracePeriodSeconds` to at least {needed}"),
-        });
-    }
-    let pdb = &api.pod_disruption_budget;
-    let blocks = match &pdb.max_unavailable {
-        IntOrString::Int(n) => *n <= 0,
-        IntOrString::Str(s) => s
-            .trim_end_matches('%')
-            .trim()
-            .parse::<f64>()
-            .is_ok_and(|p| p <= 0.0),
-    };
-    if pdb.enabled && blocks {
-        out.push(Finding {
-            rule: "rollout.drain",
-            severity: Severity::Error,
-            path: format!("{base}.podDisruptionBudget.maxUnavailable"),
-            message:
-                "a PodDisruptionBudget that allows no pod to be unavailable blocks every node drain"
-                    .into(),
-            arithmetic: None,
-            hint: format!("set `{base}.podDisruptionBudget.maxUnavailable` to 1 or more"),
         });
     }
     let autoscaled = api.autoscaling.enabled || api.keda.enabled;
@@ -172,11 +240,12 @@ mod tests {
         assert_eq!(drain("web", &api), []);
     }
 
-    fn with_budget(enabled: bool, max_unavailable: IntOrString) -> ApiValues {
-        let mut api = api();
-        api.pod_disruption_budget.enabled = enabled;
-        api.pod_disruption_budget.max_unavailable = max_unavailable;
-        api
+    fn budget(max_unavailable: IntOrString, min_available: u32) -> DisruptionBudget {
+        DisruptionBudget {
+            enabled: true,
+            max_unavailable,
+            min_available,
+        }
     }
 
     #[test]
@@ -187,7 +256,7 @@ mod tests {
             IntOrString::Str("0%".into()),
             IntOrString::Str("0 %".into()),
         ] {
-            let findings = drain("web", &with_budget(true, blocking.clone()));
+            let findings = disruption_budget("web", &budget(blocking.clone(), 0), 3);
             assert_eq!(
                 paths(&findings),
                 ["workloads.web.podDisruptionBudget.maxUnavailable"],
@@ -205,7 +274,7 @@ mod tests {
             IntOrString::Str("25%".into()),
         ] {
             assert_eq!(
-                drain("web", &with_budget(true, allowing.clone())),
+                disruption_budget("web", &budget(allowing.clone(), 0), 3),
                 [],
                 "{allowing:?}"
             );
@@ -213,8 +282,87 @@ mod tests {
     }
 
     #[test]
-    fn a_disabled_budget_is_not_checked() {
-        assert_eq!(drain("web", &with_budget(false, IntOrString::Int(0))), []);
+    fn min_available_equal_to_the_fewest_pods_blocks_and_one_less_passes() {
+        let findings = disruption_budget("web", &budget(IntOrString::Int(1), 3), 3);
+        assert_eq!(
+            paths(&findings),
+            ["workloads.web.podDisruptionBudget.minAvailable"]
+        );
+        assert_eq!(findings[0].severity, Severity::Error);
+        assert_eq!(
+            findings[0].arithmetic.as_deref(),
+            Some("minAvailable 3 >= fewest pods 3")
+        );
+        assert_eq!(
+            disruption_budget("web", &budget(IntOrString::Int(1), 2), 3),
+            []
+        );
+        // One pod: any minimum blocks it; the largest minimum too.
+        assert_eq!(
+            disruption_budget("web", &budget(IntOrString::Int(1), 1), 1).len(),
+            1
+        );
+        assert_eq!(
+            disruption_budget("web", &budget(IntOrString::Int(1), u32::MAX), 1).len(),
+            1
+        );
+        // Zero pods: a minimum of one blocks.
+        assert_eq!(
+            disruption_budget("web", &budget(IntOrString::Int(1), 1), 0).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn min_available_replaces_max_unavailable() {
+        // `maxUnavailable: 0` is not rendered when `minAvailable` is set.
+        assert_eq!(
+            disruption_budget("web", &budget(IntOrString::Int(0), 1), 2),
+            []
+        );
+    }
+
+    #[test]
+    fn check_reads_budgets_of_every_class_with_the_autoscalers_minimum() {
+        let spec = example("agent-platform");
+        let v = |pairs: &[(&str, Value)]| with(values(&spec, None), pairs);
+        // A worker's budget, off by default.
+        let on = [
+            (
+                "workloads.temporal.podDisruptionBudget.enabled",
+                json!(true),
+            ),
+            (
+                "workloads.temporal.podDisruptionBudget.minAvailable",
+                json!(2.0),
+            ),
+            ("workloads.temporal.replicaCount", json!(2.0)),
+        ];
+        assert_eq!(check(&spec, &v(&on[1..])), []);
+        assert_eq!(
+            places(&check(&spec, &v(&on))),
+            [(
+                "rollout.drain",
+                "workloads.temporal.podDisruptionBudget.minAvailable".to_string()
+            )]
+        );
+        // The HPA's minimum counts instead of `replicaCount`.
+        let mut hpa = on.to_vec();
+        hpa.push(("workloads.temporal.autoscaling.enabled", json!(true)));
+        hpa.push(("workloads.temporal.autoscaling.minReplicas", json!(3.0)));
+        assert_eq!(check(&spec, &v(&hpa)), []);
+        // The api's KEDA minimum, when only KEDA is on.
+        let keda = [
+            ("workloads.api.podDisruptionBudget.minAvailable", json!(1.0)),
+            ("workloads.api.keda.enabled", json!(true)),
+            ("workloads.api.keda.minReplicas", json!(1.0)),
+            ("workloads.api.replicaCount", json!(5.0)),
+        ];
+        assert_eq!(check(&spec, &v(&keda)).len(), 1);
+        // A disabled budget or workload is not checked.
+        let mut off = on.to_vec();
+        off.push(("workloads.temporal.enabled", json!(false)));
+        assert_eq!(check(&spec, &v(&off)), []);
     }
 
     fn scaling(hpa: bool, keda: bool, period_seconds: u32) -> ApiValues {

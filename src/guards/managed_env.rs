@@ -198,6 +198,23 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
                 hint: "set the deadlines under `startupSettings`, the sizes under the workloads' allocations, and a separate Redis server's URL as `dependencyCapacity.redis.servers.<name>.urlSecret` (a Secret reference)".into(),
             });
         }
+        // A workload's overlay is merged under the managed section too.
+        for (name, _) in spec.workloads.all() {
+            let overlay = values
+                .get("workloads")
+                .and_then(|w| w.get(name))
+                .and_then(|w| w.get("configOverlay"));
+            if overlay.and_then(|o| o.get(section)).is_some() {
+                out.push(Finding {
+                    rule: "env.managed",
+                    severity: Severity::Error,
+                    path: format!("workloads.{name}.configOverlay.{section}"),
+                    message: format!("`{section}` is written by the chart from `startupSettings` and the allocations; an overlay cannot change it"),
+                    arithmetic: None,
+                    hint: format!("remove `workloads.{name}.configOverlay.{section}`; set the deadlines under `startupSettings` and the sizes under the workloads' allocations"),
+                });
+            }
+        }
     }
     out
 }
@@ -385,6 +402,24 @@ mod tests {
             &spec,
             &with(values(&spec, None), &[("config.general_settings", section)]),
         )
+    }
+
+    #[test]
+    fn the_settings_section_in_an_overlay_is_refused_and_other_sections_pass() {
+        let spec = example("llm-gateway");
+        let name = spec.workloads.all()[0].0;
+        let overlay = |value: Value| {
+            let path = format!("workloads.{name}.configOverlay");
+            check(&spec, &with(values(&spec, None), &[(&path, value)]))
+        };
+        assert_eq!(overlay(json!({"router_settings": {"loops": false}})), []);
+        assert_eq!(
+            places(&overlay(json!({"general_settings": {"loops": false}}))),
+            [(
+                "env.managed",
+                format!("workloads.{name}.configOverlay.general_settings")
+            )]
+        );
     }
 
     #[test]

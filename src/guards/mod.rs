@@ -14,6 +14,7 @@ pub mod registry;
 
 pub mod capacity;
 pub mod drain;
+pub mod exposed_port;
 pub mod job_partition;
 pub mod managed_env;
 pub mod one_autoscaler;

@@ -1,33 +1,62 @@
 //! `autoscaling.one-autoscaler`: refuses an HPA and a KEDA ScaledObject on one
-//! workload, and `minReplicas` above `maxReplicas`. Two autoscalers would fight over
-//! the replica count, each undoing the other's scaling, and an autoscaler whose minimum
-//! is above its maximum is refused by Kubernetes. At install time `values.schema.json`
+//! workload, and `minReplicas` above `maxReplicas` (the api's autoscalers, a pool's or
+//! worker's HPA). Two autoscalers would fight over the replica count, each undoing the
+//! other's scaling, and an autoscaler whose minimum is above its maximum is refused by
+//! Kubernetes. At install time `values.schema.json`
 //! says `not` both `enabled`, and min <= max enumerated over every `maxReplicas` a plan
 //! allows.
 
-use super::typed_values::api_workloads;
 use super::{Finding, Severity};
-use crate::model::ApiValues;
 use crate::spec::Spec;
+use crate::values::integral_numbers;
+use serde::Deserialize;
 use serde_json::Value;
 
-/// The rule on every api workload.
-pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
-    api_workloads(spec, values)
-        .into_iter()
-        .flat_map(|(name, api)| one_autoscaler(name, &api))
-        .collect()
+/// An autoscaler's switch and bounds, as the values state them.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Scaler {
+    enabled: bool,
+    min_replicas: u32,
+    max_replicas: u32,
 }
 
-/// `autoscaling.one-autoscaler`: never an HPA and a ScaledObject for one workload;
-/// minimum within maximum.
-fn one_autoscaler(name: &str, api: &ApiValues) -> Vec<Finding> {
+/// The rule on every enabled workload whose class has an autoscaler (the api's HPA
+/// and KEDA ScaledObject, a pool's or worker's HPA).
+pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (name, workload) in spec.workloads.all() {
+        let Some(raw) = values.get("workloads").and_then(|w| w.get(name)) else {
+            continue;
+        };
+        if raw.get("enabled") != Some(&Value::Bool(true)) {
+            continue;
+        }
+        let scalers: Vec<(&str, Scaler)> = workload
+            .class()
+            .autoscalers()
+            .iter()
+            .filter_map(|key| {
+                let scaler = serde_json::from_value(integral_numbers(raw.get(*key)?)).ok()?;
+                Some((*key, scaler))
+            })
+            .collect();
+        out.extend(one_autoscaler(name, &scalers));
+    }
+    out
+}
+
+/// `autoscaling.one-autoscaler`: never two autoscalers on one workload; each one's
+/// minimum within its maximum.
+fn one_autoscaler(name: &str, scalers: &[(&str, Scaler)]) -> Vec<Finding> {
     let mut out = Vec::new();
     let base = format!("workloads.{name}");
-    if !api.enabled {
-        return out;
-    }
-    if api.autoscaling.enabled && api.keda.enabled {
+    let on: Vec<&str> = scalers
+        .iter()
+        .filter(|(_, s)| s.enabled)
+        .map(|(key, _)| *key)
+        .collect();
+    if on.len() > 1 {
         out.push(Finding {
             rule: "autoscaling.one-autoscaler",
             severity: Severity::Error,
@@ -37,21 +66,9 @@ fn one_autoscaler(name: &str, api: &ApiValues) -> Vec<Finding> {
             hint: format!("turn one off: `{base}.keda.enabled=false` or `{base}.autoscaling.enabled=false`"),
         });
     }
-    for (key, on, min, max) in [
-        (
-            "autoscaling",
-            api.autoscaling.enabled,
-            api.autoscaling.min_replicas,
-            api.autoscaling.max_replicas,
-        ),
-        (
-            "keda",
-            api.keda.enabled,
-            api.keda.min_replicas,
-            api.keda.max_replicas,
-        ),
-    ] {
-        if on && min > max {
+    for (key, s) in scalers {
+        let (min, max) = (s.min_replicas, s.max_replicas);
+        if s.enabled && min > max {
             out.push(Finding {
                 rule: "autoscaling.one-autoscaler",
                 severity: Severity::Error,
@@ -71,19 +88,13 @@ mod tests {
     use crate::guards::testing::{example, places, values, with};
     use serde_json::json;
 
-    fn api(hpa: (bool, u32, u32), keda: (bool, u32, u32)) -> ApiValues {
-        let mut api = ApiValues::default();
-        (
-            api.autoscaling.enabled,
-            api.autoscaling.min_replicas,
-            api.autoscaling.max_replicas,
-        ) = hpa;
-        (
-            api.keda.enabled,
-            api.keda.min_replicas,
-            api.keda.max_replicas,
-        ) = keda;
-        api
+    fn api(hpa: (bool, u32, u32), keda: (bool, u32, u32)) -> Vec<(&'static str, Scaler)> {
+        let scaler = |(enabled, min_replicas, max_replicas)| Scaler {
+            enabled,
+            min_replicas,
+            max_replicas,
+        };
+        vec![("autoscaling", scaler(hpa)), ("keda", scaler(keda))]
     }
 
     fn paths(findings: &[Finding]) -> Vec<String> {
@@ -137,11 +148,39 @@ mod tests {
 
     #[test]
     fn a_disabled_workload_is_not_checked() {
-        let api = ApiValues {
-            enabled: false,
-            ..api((true, 9, 1), (true, 9, 1))
+        let spec = example("agent-platform");
+        let off = with(
+            values(&spec, None),
+            &[
+                ("workloads.api.enabled", json!(false)),
+                ("workloads.api.autoscaling.enabled", json!(true)),
+                ("workloads.api.keda.enabled", json!(true)),
+            ],
+        );
+        assert_eq!(check(&spec, &off), []);
+    }
+
+    #[test]
+    fn a_worker_hpa_minimum_above_its_maximum_is_refused() {
+        let spec = example("agent-platform");
+        let hpa = |min: f64| {
+            with(
+                values(&spec, None),
+                &[
+                    ("workloads.temporal.autoscaling.enabled", json!(true)),
+                    ("workloads.temporal.autoscaling.minReplicas", json!(min)),
+                    ("workloads.temporal.autoscaling.maxReplicas", json!(3.0)),
+                ],
+            )
         };
-        assert_eq!(one_autoscaler("web", &api), []);
+        assert_eq!(check(&spec, &hpa(3.0)), []);
+        assert_eq!(
+            places(&check(&spec, &hpa(4.0))),
+            [(
+                "autoscaling.one-autoscaler",
+                "workloads.temporal.autoscaling".to_string()
+            )]
+        );
     }
 
     #[test]

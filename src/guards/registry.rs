@@ -5,8 +5,9 @@
 
 use super::Finding;
 use super::{
-    capacity, drain, job_partition, managed_env, one_autoscaler, pooler_mode, redis_eviction,
-    rollout_strategy, settings_one_value, shared_stores, single_leader, timeouts, typed_values,
+    capacity, drain, exposed_port, job_partition, managed_env, one_autoscaler, pooler_mode,
+    redis_eviction, rollout_strategy, settings_one_value, shared_stores, single_leader, timeouts,
+    typed_values,
 };
 use crate::spec::Spec;
 use serde_json::Value;
@@ -62,24 +63,31 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "pool.single-leader",
-        refuses: "a pool with more than one replica and neither leader election nor claiming",
-        install_time: "if/then: `replicaCount` >= 2 requires `leaderElection` or `claiming`",
+        refuses: "a pool with more than one replica (or an HPA up to two or more) and neither leader election nor claiming",
+        install_time: "if/then: `replicaCount` >= 2, or an HPA on with `maxReplicas` >= 2, requires `leaderElection` or `claiming`",
         beyond: "turn on `leaderElection` (failover) or `claiming` (parallel)",
         check: Some(single_leader::check),
     },
     Rule {
         id: "autoscaling.one-autoscaler",
-        refuses: "an HPA and a KEDA ScaledObject on one workload; `minReplicas` above `maxReplicas`",
+        refuses: "an HPA and a KEDA ScaledObject on one workload; `minReplicas` above `maxReplicas` (api, pool and worker)",
         install_time: "not: both `enabled`; min <= max enumerated over every `maxReplicas` a plan allows",
         beyond: "turn one autoscaler off; keep `minReplicas` <= `maxReplicas`",
         check: Some(one_autoscaler::check),
     },
     Rule {
         id: "rollout.drain",
-        refuses: "a grace period shorter than drain + shutdown; a PodDisruptionBudget allowing 0 unavailable",
-        install_time: "interval: `drainSeconds` and `shutdownSeconds` at most the plan's, `terminationGracePeriodSeconds` at least their sum; an enabled budget's `maxUnavailable` is not 0 or `0%`",
+        refuses: "a grace period shorter than drain + shutdown; a PodDisruptionBudget allowing 0 unavailable (`maxUnavailable` 0, or `minAvailable` at least the workload's fewest pods)",
+        install_time: "interval: `drainSeconds` and `shutdownSeconds` at most the plan's, `terminationGracePeriodSeconds` at least their sum; an enabled budget's `maxUnavailable` is not 0 or `0%`, and its `minAvailable` is below `replicaCount` or the autoscaler's `minReplicas`, enumerated over every count a plan allows",
         beyond: "add a preset with the longer drain and its grace period, and regenerate",
         check: Some(drain::check),
+    },
+    Rule {
+        id: "service.exposed-port",
+        refuses: "an Ingress or ServiceMonitor on a workload whose Service is off; a Service on a pool or worker without a `port`",
+        install_time: "if/then: `ingress.enabled` or `serviceMonitor.enabled` requires `service.enabled`; `service.enabled` requires `port` >= 1",
+        beyond: "set the workload's `port` and turn its `service` on",
+        check: Some(exposed_port::check),
     },
     Rule {
         id: "rollout.strategy",

@@ -23,11 +23,8 @@ fn runs_several_pods(values: &Value, name: &str, class: WorkloadClass) -> bool {
             .unwrap_or(false)
     };
     enabled
-        && match class {
-            WorkloadClass::Migrate => false,
-            WorkloadClass::Api => replicas > 1.0 || on("autoscaling") || on("keda"),
-            _ => replicas > 1.0,
-        }
+        && class != WorkloadClass::Migrate
+        && (replicas > 1.0 || class.autoscalers().iter().any(|key| on(key)))
 }
 
 /// `replicas.shared-stores`: a workload that can run more than one pod needs every
@@ -176,6 +173,18 @@ mod tests {
                 "{key}"
             );
         }
+    }
+
+    #[test]
+    fn a_worker_hpa_counts_as_several_pods_and_jobs_have_no_autoscaler() {
+        let findings = check_with(&[("workloads.temporal.autoscaling.enabled", json!(true))]);
+        assert_eq!(reported_stores(&findings), SHARED);
+        assert!(findings[0].message.contains("while `temporal` can"));
+        // An `autoscaling` block on a class without one is not read.
+        assert_eq!(
+            check_with(&[("workloads.jobs.autoscaling", json!({"enabled": true}))]),
+            []
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! `pool.single-leader`: refuses a pool with more than one replica and neither leader
 //! election nor claiming. A pool runs its jobs in every replica unless the replicas
 //! elect a leader (failover) or claim each job (parallel), so a second replica would
-//! run every job twice. At install time `values.schema.json` says, by `if`/`then`:
-//! `replicaCount` >= 2 requires `leaderElection` or `claiming`.
+//! run every job twice. An HPA whose `maxReplicas` is 2 or more counts as more than
+//! one replica. At install time `values.schema.json` says, by `if`/`then`:
+//! `replicaCount` >= 2, or an HPA on with `maxReplicas` >= 2, requires
+//! `leaderElection` or `claiming`.
 
 use super::typed_values::workload_values;
 use super::{Finding, Severity};
@@ -17,17 +19,25 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
         let Some(pool) = workload_values::<crate::model::PoolValues>(values, name) else {
             continue;
         };
-        if pool.enabled && pool.replica_count > 1 && !pool.leader_election && !pool.claiming {
+        let hpa = &pool.autoscaling;
+        let (replicas, path) = if hpa.enabled {
+            (
+                hpa.max_replicas,
+                format!("workloads.{name}.autoscaling.maxReplicas"),
+            )
+        } else {
+            (pool.replica_count, format!("workloads.{name}.replicaCount"))
+        };
+        if pool.enabled && replicas > 1 && !pool.leader_election && !pool.claiming {
             out.push(Finding {
                 rule: "pool.single-leader",
                 severity: Severity::Error,
-                path: format!("workloads.{name}.replicaCount"),
+                path,
                 message: format!(
-                    "the pool `{name}` runs {} replicas with neither leader election nor claiming: its jobs would run in every replica",
-                    pool.replica_count
+                    "the pool `{name}` runs up to {replicas} replicas with neither leader election nor claiming: its jobs would run in every replica"
                 ),
                 arithmetic: None,
-                hint: format!("set `workloads.{name}.leaderElection=true` (failover) or `workloads.{name}.claiming=true` (parallel), or `replicaCount=1`"),
+                hint: format!("set `workloads.{name}.leaderElection=true` (failover) or `workloads.{name}.claiming=true` (parallel), or one replica"),
             });
         }
     }
@@ -54,6 +64,44 @@ mod tests {
         check(&spec, &v)
     }
 
+    fn ingest_hpa(max: f64, replicas: f64, leader: bool) -> Vec<Finding> {
+        let spec = example("agent-platform");
+        let v = with(
+            values(&spec, None),
+            &[
+                ("workloads.ingest.enabled", json!(true)),
+                ("workloads.ingest.replicaCount", json!(replicas)),
+                ("workloads.ingest.autoscaling.enabled", json!(true)),
+                ("workloads.ingest.autoscaling.minReplicas", json!(1.0)),
+                ("workloads.ingest.autoscaling.maxReplicas", json!(max)),
+                ("workloads.ingest.leaderElection", json!(leader)),
+                ("workloads.ingest.claiming", json!(false)),
+            ],
+        );
+        check(&spec, &v)
+    }
+
+    #[test]
+    fn an_hpa_up_to_two_replicas_needs_leader_election_and_one_does_not() {
+        assert_eq!(ingest_hpa(1.0, 1.0, false), []);
+        let findings = ingest_hpa(2.0, 1.0, false);
+        assert_eq!(
+            places(&findings),
+            [(
+                "pool.single-leader",
+                "workloads.ingest.autoscaling.maxReplicas".to_string()
+            )]
+        );
+        assert!(
+            findings[0].message.contains("up to 2 replicas"),
+            "{}",
+            findings[0].message
+        );
+        assert_eq!(ingest_hpa(2.0, 1.0, true), []);
+        // The HPA owns the replica count: a stale replicaCount does not count.
+        assert_eq!(ingest_hpa(1.0, 5.0, false), []);
+    }
+
     #[test]
     fn one_replica_needs_neither_leader_election_nor_claiming() {
         assert_eq!(ingest(true, 1.0, false, false), []);
@@ -72,7 +120,7 @@ mod tests {
         );
         assert_eq!(findings[0].severity, Severity::Error);
         assert!(
-            findings[0].message.contains("runs 2 replicas"),
+            findings[0].message.contains("runs up to 2 replicas"),
             "{}",
             findings[0]
         );

@@ -179,10 +179,12 @@ impl Default for RollingUpdate {
     }
 }
 
-/// The api's Service.
+/// The Service in front of a workload's `http` port.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct ServiceValues {
+    /// Render the Service (an Ingress and a ServiceMonitor need it).
+    pub enabled: bool,
     /// Service type.
     #[schemars(extend("enum" = ["ClusterIP", "NodePort", "LoadBalancer"]))]
     #[serde(rename = "type")]
@@ -202,10 +204,21 @@ pub struct ServiceValues {
 impl Default for ServiceValues {
     fn default() -> Self {
         ServiceValues {
+            enabled: true,
             service_type: "ClusterIP".into(),
             port: 80,
             annotations: BTreeMap::new(),
             labels: BTreeMap::new(),
+        }
+    }
+}
+
+impl ServiceValues {
+    /// A Service that is off until the values turn it on.
+    pub fn off() -> Self {
+        ServiceValues {
+            enabled: false,
+            ..ServiceValues::default()
         }
     }
 }
@@ -220,6 +233,11 @@ pub struct DisruptionBudget {
     /// at once. A maximum rather than a minimum available, so a drain is never blocked.
     #[schemars(schema_with = "unavailable_schema")]
     pub max_unavailable: IntOrString,
+    /// Pods that must stay available instead (0: use `maxUnavailable`). It must stay
+    /// below the workload's fewest pods (`replicaCount`, or `autoscaling.minReplicas`),
+    /// or it blocks every node drain.
+    #[schemars(range(min = 0))]
+    pub min_available: u32,
 }
 
 impl Default for DisruptionBudget {
@@ -227,6 +245,17 @@ impl Default for DisruptionBudget {
         DisruptionBudget {
             enabled: true,
             max_unavailable: IntOrString::Int(1),
+            min_available: 0,
+        }
+    }
+}
+
+impl DisruptionBudget {
+    /// A PodDisruptionBudget that is off until the values turn it on.
+    pub fn off() -> Self {
+        DisruptionBudget {
+            enabled: false,
+            ..DisruptionBudget::default()
         }
     }
 }
@@ -294,7 +323,7 @@ impl Default for ScaleDown {
     }
 }
 
-/// The HorizontalPodAutoscaler of the api.
+/// A HorizontalPodAutoscaler of the workload.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct Autoscaling {
@@ -336,6 +365,17 @@ impl Default for Autoscaling {
             in_flight_requests_per_pod: Quantity::Text("20".into()),
             extra_metrics: Vec::new(),
             scale_down: ScaleDown::default(),
+        }
+    }
+}
+
+impl Autoscaling {
+    /// An HPA on CPU alone (no custom metrics adapter needed), off until the values
+    /// turn it on.
+    pub fn cpu_only() -> Self {
+        Autoscaling {
+            pods_metric: String::new(),
+            ..Autoscaling::default()
         }
     }
 }

@@ -84,6 +84,11 @@ macro_rules! workload_values {
             pub init_containers: Vec<Map<String, Value>>,
             /// More containers of the pods, beside the application's.
             pub sidecars: Vec<Map<String, Value>>,
+            /// This workload's changes to `config`, merged over it key by key (maps
+            /// merge, anything else replaces): the workload then reads its own
+            /// ConfigMap `<release>-<workload>-config`, with its own checksum. Keys
+            /// the chart manages cannot be set here either.
+            pub config_overlay: Map<String, Value>,
         }
 
         impl Default for $name {
@@ -114,6 +119,7 @@ macro_rules! workload_values {
                     extra_volume_mounts: Vec::new(),
                     init_containers: Vec::new(),
                     sidecars: Vec::new(),
+                    config_overlay: Map::new(),
                 }
             }
         }
@@ -181,6 +187,10 @@ workload_values! {
         /// Seconds Kubernetes waits for a pod to stop.
         #[schemars(range(min = 0))]
         pub termination_grace_period_seconds: u32 = 60,
+        /// Readiness probe (Kubernetes `Probe`; empty: none).
+        pub readiness_probe: Map<String, Value> = Map::new(),
+        /// Liveness probe (Kubernetes `Probe`; empty: none).
+        pub liveness_probe: Map<String, Value> = Map::new(),
         /// NetworkPolicy of the pods (deny all ingress).
         pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
     }
@@ -210,7 +220,21 @@ workload_values! {
         pub readiness_probe: Map<String, Value> = Map::new(),
         /// Liveness probe (Kubernetes `Probe`; empty: none).
         pub liveness_probe: Map<String, Value> = Map::new(),
-        /// NetworkPolicy of the pods (deny all ingress).
+        /// The container's HTTP port (named `http`; 0: the pods listen on none). A
+        /// Service, a ServiceMonitor and an `http` probe need it.
+        #[schemars(range(min = 0, max = 65535))]
+        pub port: u32 = 0,
+        /// A Service in front of the pods (off by default; needs `port`).
+        pub service: ServiceValues = ServiceValues::off(),
+        /// A HorizontalPodAutoscaler on CPU (and a Pods metric when `podsMetric` names
+        /// one); the capacity budgets count its `maxReplicas`.
+        pub autoscaling: Autoscaling = Autoscaling::cpu_only(),
+        /// A ServiceMonitor scraping the Service's `http` port (needs `service`).
+        pub service_monitor: ServiceMonitorValues = ServiceMonitorValues::default(),
+        /// PodDisruptionBudget of the pods (off by default).
+        pub pod_disruption_budget: DisruptionBudget = DisruptionBudget::off(),
+        /// NetworkPolicy of the pods (admits the `http` port when `port` is set, else
+        /// denies all ingress).
         pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
     }
 }
@@ -233,7 +257,21 @@ workload_values! {
         pub readiness_probe: Map<String, Value> = Map::new(),
         /// Liveness probe (Kubernetes `Probe`; empty: none).
         pub liveness_probe: Map<String, Value> = Map::new(),
-        /// NetworkPolicy of the pods (deny all ingress).
+        /// The container's HTTP port (named `http`; 0: the pods listen on none). A
+        /// Service, a ServiceMonitor and an `http` probe need it.
+        #[schemars(range(min = 0, max = 65535))]
+        pub port: u32 = 0,
+        /// A Service in front of the pods (off by default; needs `port`).
+        pub service: ServiceValues = ServiceValues::off(),
+        /// A HorizontalPodAutoscaler on CPU (and a Pods metric when `podsMetric` names
+        /// one); the capacity budgets count its `maxReplicas`.
+        pub autoscaling: Autoscaling = Autoscaling::cpu_only(),
+        /// A ServiceMonitor scraping the Service's `http` port (needs `service`).
+        pub service_monitor: ServiceMonitorValues = ServiceMonitorValues::default(),
+        /// PodDisruptionBudget of the pods (off by default).
+        pub pod_disruption_budget: DisruptionBudget = DisruptionBudget::off(),
+        /// NetworkPolicy of the pods (admits the `http` port when `port` is set, else
+        /// denies all ingress).
         pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
     }
 }
@@ -259,6 +297,9 @@ workload_values! {
         /// The ServiceAccount the Job runs as (empty: the namespace's default; a `pre`
         /// hook runs before the release's own ServiceAccount exists).
         pub service_account_name: String = String::new(),
+        /// NetworkPolicy of the Job's pod (denies all ingress), created as a hook just
+        /// before the Job.
+        pub network_policy: NetworkPolicyValues = NetworkPolicyValues::default(),
     }
 }
 

@@ -157,15 +157,22 @@ pub fn image() -> Expr {
     )
 }
 
-/// Whether an autoscaler owns the workload's replica count (only the api class has one).
+/// Whether an autoscaler owns the workload's replica count.
 pub fn autoscaled(w: &Workload<'_>) -> Expr {
-    if w.class == WorkloadClass::Api {
-        Expr::Or(vec![
-            val(&w.value("autoscaling").child("enabled")),
-            val(&w.value("keda").child("enabled")),
-        ])
-    } else {
-        lit(false)
+    autoscaler_on(&w.path(), w.class)
+}
+
+/// Whether one of the class's autoscalers is on (false for a class without one).
+fn autoscaler_on(path: &ValuePath, class: WorkloadClass) -> Expr {
+    match class.autoscalers() {
+        [] => lit(false),
+        [one] => val(&path.child(one).child("enabled")),
+        several => Expr::Or(
+            several
+                .iter()
+                .map(|key| val(&path.child(key).child("enabled")))
+                .collect(),
+        ),
     }
 }
 
@@ -197,13 +204,19 @@ pub fn scale_target(w: &Workload<'_>) -> Node {
 /// autoscaler on (the replica mode is then `multi`).
 pub fn can_run_several_pods(w_name: &str, class: WorkloadClass) -> Expr {
     let path = ValuePath::new(["workloads", w_name]);
+    let several = val(&path.child("replicaCount")).cmp(crate::expr::CmpOp::Gt, lit(1));
     match class {
         WorkloadClass::Migrate => lit(false),
-        WorkloadClass::Api => Expr::Or(vec![
-            val(&path.child("replicaCount")).cmp(crate::expr::CmpOp::Gt, lit(1)),
-            val(&path.child("autoscaling").child("enabled")),
-            val(&path.child("keda").child("enabled")),
-        ]),
-        _ => val(&path.child("replicaCount")).cmp(crate::expr::CmpOp::Gt, lit(1)),
+        WorkloadClass::Jobs => several,
+        _ => {
+            let mut any = vec![several];
+            any.extend(
+                class
+                    .autoscalers()
+                    .iter()
+                    .map(|key| val(&path.child(key).child("enabled"))),
+            );
+            Expr::Or(any)
+        }
     }
 }

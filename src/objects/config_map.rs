@@ -4,10 +4,12 @@
 use crate::capacity::allocations::{effective_postgres_size, stated_allocations};
 use crate::expr::{lit, val, Expr, ValuePath};
 use crate::manifest;
-use crate::objects::common::{config_map_name, hook_annotations, metadata, template_name};
+use crate::objects::common::{
+    config_map_name, hook_annotations, metadata, release_name_with, template_name,
+};
 use crate::objects::tree::{dynamic_entry, Document, Node};
 use crate::objects::Workload;
-use crate::spec::Spec;
+use crate::spec::{Spec, WorkloadClass};
 
 /// The application's configuration as JSON text, the named template
 /// `<chart>.config`: `config`, with the startup settings section written from typed
@@ -16,17 +18,53 @@ use crate::spec::Spec;
 pub fn config_text(spec: &Spec) -> Expr {
     Expr::Named(
         template_name(spec, "config"),
-        Box::new(Expr::JsonText(Box::new(config_content(spec)))),
+        Box::new(Expr::JsonText(Box::new(config_content(
+            spec,
+            val(&ValuePath::new(["config"])),
+        )))),
     )
 }
 
-/// The `checksum/config` annotation's value.
-pub fn config_checksum(spec: &Spec) -> Expr {
-    Expr::Sha256(Box::new(config_text(spec)))
+/// One workload's configuration as JSON text, the named template
+/// `<chart>.config.<workload>`: `config` with the workload's `configOverlay` merged
+/// over it, then the chart's managed section, so an overlay changes only what the
+/// operator may change. With an empty overlay it is the release's text.
+pub fn workload_config_text(w: &Workload<'_>) -> Expr {
+    let merged = Expr::MergeOver(
+        Box::new(val(&ValuePath::new(["config"]))),
+        Box::new(val(&w.value("configOverlay"))),
+    );
+    Expr::Named(
+        template_name(w.spec, &format!("config.{}", w.name)),
+        Box::new(Expr::JsonText(Box::new(config_content(w.spec, merged)))),
+    )
 }
 
-fn config_content(spec: &Spec) -> Expr {
-    let config = val(&ValuePath::new(["config"]));
+/// The workload's `checksum/config` annotation's value: the checksum of the
+/// configuration it reads.
+pub fn config_checksum(w: &Workload<'_>) -> Expr {
+    Expr::Sha256(Box::new(workload_config_text(w)))
+}
+
+/// The name of the ConfigMap a workload's pods mount: its own when it has an overlay
+/// (a hook Job always has its own), else the release's.
+pub fn workload_config_map_name(w: &Workload<'_>) -> Expr {
+    if w.class == WorkloadClass::Migrate {
+        return w.object_name();
+    }
+    Expr::If(
+        Box::new(val(&w.value("configOverlay"))),
+        Box::new(own_config_map_name(w)),
+        Box::new(config_map_name(w.spec)),
+    )
+}
+
+/// `<release>-<workload>-config`.
+fn own_config_map_name(w: &Workload<'_>) -> Expr {
+    release_name_with(w.spec, &format!("{}-config", w.name))
+}
+
+fn config_content(spec: &Spec, config: Expr) -> Expr {
     let Some(settings) = &spec.startup_settings else {
         return config;
     };
@@ -74,9 +112,9 @@ fn config_content(spec: &Spec) -> Expr {
 }
 
 /// The configuration file, under `configFile.name`.
-fn config_data(spec: &Spec) -> Node {
+fn config_data(text: Expr) -> Node {
     let file_name = val(&ValuePath::new(["configFile", "name"]));
-    manifest!({ ..(dynamic_entry(file_name, config_text(spec))) })
+    manifest!({ ..(dynamic_entry(file_name, text)) })
 }
 
 pub fn config_map(spec: &Spec) -> Document {
@@ -87,7 +125,21 @@ pub fn config_map(spec: &Spec) -> Document {
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": (metadata(spec, config_map_name(spec), None, vec![])),
-            "data": (config_data(spec)),
+            "data": (config_data(config_text(spec))),
+        }),
+    }
+}
+
+/// A workload's own ConfigMap, when its `configOverlay` is not empty.
+pub fn workload_config_map(w: &Workload<'_>) -> Document {
+    Document {
+        file: format!("{}-configmap.yaml", w.name),
+        when: Some(Expr::And(vec![w.enabled(), val(&w.value("configOverlay"))])),
+        root: manifest!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": (metadata(w.spec, own_config_map_name(w), Some(w.name), vec![])),
+            "data": (config_data(workload_config_text(w))),
         }),
     }
 }
@@ -105,7 +157,7 @@ pub fn hook_config_map(w: &Workload<'_>) -> Document {
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": (metadata(w.spec, w.object_name(), Some(w.name), annotations)),
-            "data": (config_data(w.spec)),
+            "data": (config_data(workload_config_text(w))),
         }),
     }
 }

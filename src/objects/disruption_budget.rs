@@ -1,5 +1,6 @@
-//! The api's PodDisruptionBudget (a guard refuses one that allows 0 unavailable:
-//! it would block every node drain).
+//! A workload's PodDisruptionBudget: `minAvailable` when set, else `maxUnavailable`
+//! (the `rollout.drain` guard refuses one that allows no pod to be unavailable: it
+//! would block every node drain).
 
 use crate::expr::{val, Expr};
 use crate::manifest;
@@ -17,7 +18,8 @@ pub fn disruption_budget(w: &Workload<'_>) -> Document {
             "kind": "PodDisruptionBudget",
             "metadata": (metadata(w.spec, w.object_name(), Some(w.name), vec![])),
             "spec": {
-                "maxUnavailable": (pdb.child("maxUnavailable")),
+                "minAvailable" if (val(&pdb.child("minAvailable"))): (pdb.child("minAvailable")),
+                "maxUnavailable" if (Expr::Not(Box::new(val(&pdb.child("minAvailable"))))): (pdb.child("maxUnavailable")),
                 "selector": { "matchLabels": { ..(selector_labels(w.spec, Some(w.name))) } },
             },
         }),

@@ -61,6 +61,7 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
         };
         match w.class {
             WorkloadClass::Api => {
+                docs.push(config_map::workload_config_map(&w));
                 docs.push(deployment::deployment(&w));
                 docs.push(service::service(&w));
                 docs.push(ingress::ingress(&w));
@@ -70,12 +71,23 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
                 docs.push(autoscaler::autoscaler(&w));
                 docs.push(scaled_object::scaled_object(&w));
             }
-            WorkloadClass::Jobs | WorkloadClass::Pool | WorkloadClass::Worker => {
+            WorkloadClass::Pool | WorkloadClass::Worker => {
+                docs.push(config_map::workload_config_map(&w));
+                docs.push(deployment::deployment(&w));
+                docs.push(service::service(&w));
+                docs.push(service_monitor::service_monitor(&w));
+                docs.push(disruption_budget::disruption_budget(&w));
+                docs.push(network_policy::network_policy(&w));
+                docs.push(autoscaler::autoscaler(&w));
+            }
+            WorkloadClass::Jobs => {
+                docs.push(config_map::workload_config_map(&w));
                 docs.push(deployment::deployment(&w));
                 docs.push(network_policy::network_policy(&w));
             }
             WorkloadClass::Migrate => {
                 docs.push(config_map::hook_config_map(&w));
+                docs.push(network_policy::network_policy(&w));
                 docs.push(job::migrate_job(&w));
             }
         }

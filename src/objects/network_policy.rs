@@ -1,10 +1,12 @@
-//! A NetworkPolicy per workload: the api admits its `http` port (from `from` when
-//! set); every other class admits nothing, since it serves nothing. Egress is
-//! restricted only when `allowDns` or `egress` rules are set.
+//! A NetworkPolicy per workload: the api, and a pool or worker with a `port`, admits
+//! its `http` port (from `from` when set); every other workload admits nothing, since
+//! it serves nothing. Egress is restricted only when `allowDns` or `egress` rules are
+//! set. The migrate Job's policy is a hook created just before the Job, so its pod is
+//! covered from its first start.
 
 use crate::expr::{lit, val, Expr};
 use crate::manifest;
-use crate::objects::common::{metadata, selector_labels};
+use crate::objects::common::{hook_annotations, metadata, selector_labels};
 use crate::objects::tree::{if_set, items_of, Document, Node};
 use crate::objects::Workload;
 use crate::spec::WorkloadClass;
@@ -25,14 +27,26 @@ fn dns_rule() -> Node {
 
 pub fn network_policy(w: &Workload<'_>) -> Document {
     let np = w.value("networkPolicy");
-    let ingress: Node = if w.class == WorkloadClass::Api {
-        manifest!([{
+    // No ingress rule: nothing may connect to a pod that serves nothing.
+    let ingress: Node = match w.class {
+        WorkloadClass::Api => manifest!([{
             "ports": [{ "port": "http", "protocol": "TCP" }],
             ..(if_set("from", &np.child("from"))),
-        }])
+        }]),
+        WorkloadClass::Pool | WorkloadClass::Worker => manifest!([
+            {
+                "ports": [{ "port": "http", "protocol": "TCP" }],
+                ..(if_set("from", &np.child("from"))),
+            } if (val(&w.value("port"))),
+        ]),
+        WorkloadClass::Jobs | WorkloadClass::Migrate => manifest!([]),
+    };
+    let hook = if w.class == WorkloadClass::Migrate {
+        manifest!(entries {
+            "annotations": (hook_annotations(w, "-10", "before-hook-creation")),
+        })
     } else {
-        // No ingress rule: nothing may connect to a pod that serves nothing.
-        manifest!([])
+        vec![]
     };
     let restricts_egress = Expr::Or(vec![val(&np.child("allowDns")), val(&np.child("egress"))]);
     Document {
@@ -41,7 +55,7 @@ pub fn network_policy(w: &Workload<'_>) -> Document {
         root: manifest!({
             "apiVersion": "networking.k8s.io/v1",
             "kind": "NetworkPolicy",
-            "metadata": (metadata(w.spec, w.object_name(), Some(w.name), vec![])),
+            "metadata": (metadata(w.spec, w.object_name(), Some(w.name), hook)),
             "spec": {
                 "podSelector": { "matchLabels": { ..(selector_labels(w.spec, Some(w.name))) } },
                 "policyTypes": ["Ingress", "Egress" if (restricts_egress.clone())],

@@ -3,8 +3,8 @@
 
 use crate::expr::{lit, val, CmpOp, Expr, ValuePath};
 use crate::manifest;
-use crate::objects::common::{config_map_name, image, service_account_name, standard_labels};
-use crate::objects::config_map::config_checksum;
+use crate::objects::common::{image, service_account_name, standard_labels};
+use crate::objects::config_map::{config_checksum, workload_config_map_name};
 use crate::objects::env::{env_conditions, managed_and_user_env};
 use crate::objects::secret::secrets_checksum;
 use crate::objects::tree::{entries_of, if_set, items_of, Node};
@@ -31,12 +31,9 @@ pub fn pod_template(w: &Workload<'_>) -> Node {
             "terminationGracePeriodSeconds": (w.value("terminationGracePeriodSeconds")),
         })
     };
-    // A hook Job reads its own copy of the configuration.
-    let config_source = if migrate {
-        w.object_name()
-    } else {
-        config_map_name(w.spec)
-    };
+    // A hook Job reads its own copy of the configuration, a workload with an overlay
+    // its own ConfigMap.
+    let config_source = workload_config_map_name(w);
     let secrets_checksum = if w.spec.secrets.keys.is_empty() {
         vec![]
     } else {
@@ -49,7 +46,7 @@ pub fn pod_template(w: &Workload<'_>) -> Node {
                 ..(entries_of(&w.value("podLabels"))),
             },
             "annotations": {
-                "checksum/config": (config_checksum(w.spec)),
+                "checksum/config": (config_checksum(w)),
                 ..(secrets_checksum),
                 ..(entries_of(&w.value("podAnnotations"))),
             },
@@ -79,23 +76,29 @@ pub fn pod_template(w: &Workload<'_>) -> Node {
 /// The workload's container.
 fn container(w: &Workload<'_>) -> Node {
     let api = w.class == WorkloadClass::Api;
-    let ports = if api {
-        manifest!(entries {
+    // The api always listens; pool and worker when `port` is set.
+    let ports = match w.class {
+        WorkloadClass::Api => manifest!(entries {
             "ports": [{ "name": "http", "containerPort": (w.value("port")), "protocol": "TCP" }],
-        })
-    } else {
-        vec![]
+        }),
+        WorkloadClass::Pool | WorkloadClass::Worker => manifest!(entries {
+            "ports" if (val(&w.value("port"))): [
+                { "name": "http", "containerPort": (w.value("port")), "protocol": "TCP" },
+            ],
+        }),
+        WorkloadClass::Jobs | WorkloadClass::Migrate => vec![],
     };
     let drain = w.value("drainSeconds");
-    // Readiness and liveness probes: the api always, pool and worker when set.
+    // Readiness and liveness probes: every Deployment's, when set (the api's are by
+    // default).
     let probes = match w.class {
-        WorkloadClass::Api | WorkloadClass::Pool | WorkloadClass::Worker => {
+        WorkloadClass::Api | WorkloadClass::Jobs | WorkloadClass::Pool | WorkloadClass::Worker => {
             manifest!(entries {
                 ..(if_set("readinessProbe", &w.value("readinessProbe"))),
                 ..(if_set("livenessProbe", &w.value("livenessProbe"))),
             })
         }
-        WorkloadClass::Jobs | WorkloadClass::Migrate => vec![],
+        WorkloadClass::Migrate => vec![],
     };
     let drain_hook = if api {
         manifest!(entries {

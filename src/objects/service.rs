@@ -1,6 +1,7 @@
-//! The api's Service: its `http` port, selecting the api's pods only.
+//! A workload's Service (the api's always, a pool's or worker's when
+//! `service.enabled`): its `http` port, selecting that workload's pods only.
 
-use crate::expr::val;
+use crate::expr::{val, Expr};
 use crate::manifest;
 use crate::objects::common::{selector_labels, standard_labels};
 use crate::objects::tree::{entries_of, Document};
@@ -14,7 +15,7 @@ pub fn service(w: &Workload<'_>) -> Document {
     });
     Document {
         file: format!("{}-service.yaml", w.name),
-        when: Some(w.enabled()),
+        when: Some(Expr::And(vec![w.enabled(), val(&svc.child("enabled"))])),
         root: manifest!({
             "apiVersion": "v1",
             "kind": "Service",

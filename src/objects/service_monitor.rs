@@ -1,5 +1,5 @@
-//! The api's ServiceMonitor (`monitoring.coreos.com/v1`): the Prometheus Operator
-//! scrapes the api Service's `http` port at `path`, in the release's namespace only.
+//! A workload's ServiceMonitor (`monitoring.coreos.com/v1`): the Prometheus Operator
+//! scrapes its Service's `http` port at `path`, in the release's namespace only.
 
 use crate::expr::{val, Builtin, Expr};
 use crate::manifest;

@@ -164,6 +164,25 @@ impl WorkloadClass {
             WorkloadClass::Migrate => "migrate",
         }
     }
+
+    /// The autoscalers the class can have, by values key, in the order the replica
+    /// count is taken from: `autoscaling` (an HPA) and, for the api, `keda`.
+    pub fn autoscalers(self) -> &'static [&'static str] {
+        match self {
+            WorkloadClass::Api => &["autoscaling", "keda"],
+            WorkloadClass::Pool | WorkloadClass::Worker => &["autoscaling"],
+            WorkloadClass::Jobs | WorkloadClass::Migrate => &[],
+        }
+    }
+
+    /// Whether the class can serve on a port: a Service, a ServiceMonitor and a
+    /// PodDisruptionBudget (the api always listens; pool and worker when `port` is set).
+    pub fn can_serve(self) -> bool {
+        matches!(
+            self,
+            WorkloadClass::Api | WorkloadClass::Pool | WorkloadClass::Worker
+        )
+    }
 }
 
 /// A reference to one workload of the spec, whatever its class.

@@ -268,11 +268,37 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
     maybe(rng, "initContainers", init);
     let sidecars = json!([{"name": "proxy", "image": hostile(rng)}]);
     maybe(rng, "sidecars", sidecars);
+    // A configuration overlay: hostile keys, nested maps, and the values Sprig's
+    // merges are known to trip on (`false`, `0`, `""`, `null`, lists).
+    let mut overlay = Map::new();
+    for _ in 0..rng.below(3) {
+        let value = match rng.below(4) {
+            0 => random_tree(rng, 0),
+            1 => json!({"loops": rng.chance(50), "n": 0, "s": "", "none": null}),
+            2 => json!([hostile(rng)]),
+            _ => json!(false),
+        };
+        overlay.insert(rng.pick(HOSTILE).to_string(), value);
+    }
+    maybe(rng, "configOverlay", Value::Object(overlay));
     if matches!(class, WorkloadClass::Pool | WorkloadClass::Worker) {
         let probe = json!({"exec": {"command": [hostile(rng)]}});
         maybe(rng, "readinessProbe", probe);
         let probe = json!({"tcpSocket": {"port": 8080}});
         maybe(rng, "livenessProbe", probe);
+        // A second role: its port, Service, monitor, budget and HPA.
+        let port = *rng.pick(&[0u64, 1, 9090, 65535]);
+        maybe(rng, "port", json!(port));
+        let svc = json!({"enabled": rng.chance(50), "type": "ClusterIP", "port": 9090, "annotations": string_map(rng, &[]), "labels": string_map(rng, &[])});
+        maybe(rng, "service", svc);
+        let monitor = json!({"enabled": rng.chance(40), "path": "/metrics", "interval": "", "scrapeTimeout": "", "labels": {}});
+        maybe(rng, "serviceMonitor", monitor);
+        let pdb =
+            json!({"enabled": rng.chance(50), "maxUnavailable": 1, "minAvailable": rng.below(3)});
+        maybe(rng, "podDisruptionBudget", pdb);
+        let most = plan["replicaCount"].as_f64().unwrap_or(1.0).max(1.0) as u64;
+        let hpa = json!({"enabled": rng.chance(50), "minReplicas": 1, "maxReplicas": 1 + rng.next() % most, "podsMetric": *rng.pick(&["", "queue_depth"])});
+        maybe(rng, "autoscaling", hpa);
     }
     if class == WorkloadClass::Api {
         let hosts: Vec<Value> = (0..rng.below(3))
@@ -337,7 +363,7 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
         maybe(rng, "terminationGracePeriodSeconds", json!(grace));
         let svc = json!({"type": "ClusterIP", "port": 8443, "annotations": string_map(rng, &[]), "labels": string_map(rng, &[])});
         maybe(rng, "service", svc);
-        let pdb = json!({"enabled": rng.chance(50), "maxUnavailable": "50%"});
+        let pdb = json!({"enabled": rng.chance(50), "maxUnavailable": "50%", "minAvailable": rng.below(2)});
         maybe(rng, "podDisruptionBudget", pdb);
     } else if class != WorkloadClass::Migrate {
         let grace = *rng.pick(&[0u64, 30, 330, 2147483647]);

@@ -1,6 +1,7 @@
 //! The one integration test binary. Modules by concern; shared helpers in `support`.
 
 mod capacity;
+mod checkov;
 mod cli;
 mod concurrency;
 mod contract;

@@ -15,16 +15,11 @@ fn fragment() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(chars), 1..12).prop_map(|v| v.into_iter().collect())
 }
 
-/// The shortest of three timings of `f`.
-fn fastest(f: &dyn Fn()) -> Duration {
-    (0..3)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .min()
-        .unwrap()
+/// How long one call of `f` takes.
+fn elapsed(f: &dyn Fn()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
 }
 
 /// `text` repeated up to about `size` bytes.
@@ -33,13 +28,17 @@ fn repeated(text: &str, size: usize) -> String {
 }
 
 /// Time of `parse` on `fragment` repeated to 256 KiB, against 16 KiB: at most 48
-/// times longer (linear gives about 16, quadratic about 256), plus 30 ms of slack
-/// for a busy machine.
+/// times longer (linear gives about 16, quadratic about 256), plus 30 ms of slack.
+/// Each size is timed seven times, alternately, and the fastest of each counts, so a
+/// busy machine slows both sides alike instead of failing the check.
 fn assert_linear(fragment: &str, parse: &dyn Fn(&str)) {
     let small = repeated(fragment, 16 << 10);
     let large = repeated(fragment, 256 << 10);
-    let t_small = fastest(&|| parse(&small));
-    let t_large = fastest(&|| parse(&large));
+    let (mut t_small, mut t_large) = (Duration::MAX, Duration::MAX);
+    for _ in 0..7 {
+        t_small = t_small.min(elapsed(&|| parse(&small)));
+        t_large = t_large.min(elapsed(&|| parse(&large)));
+    }
     assert!(
         t_large <= t_small * 48 + Duration::from_millis(30),
         "{fragment:?}: 16 KiB in {t_small:?}, 256 KiB in {t_large:?}"

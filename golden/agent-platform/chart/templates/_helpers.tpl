@@ -5,6 +5,46 @@
 {{ toJson $.Values.config }}
 {{- end }}
 
+{{/* The named template config.api. */}}
+{{- define "agent-platform.config.api" -}}
+{{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.api.configOverlay) }}
+{{- end }}
+
+{{/* The named template config.billing. */}}
+{{- define "agent-platform.config.billing" -}}
+{{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.billing.configOverlay) }}
+{{- end }}
+
+{{/* The named template config.ingest. */}}
+{{- define "agent-platform.config.ingest" -}}
+{{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.ingest.configOverlay) }}
+{{- end }}
+
+{{/* The named template config.intake. */}}
+{{- define "agent-platform.config.intake" -}}
+{{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.intake.configOverlay) }}
+{{- end }}
+
+{{/* The named template config.jobs. */}}
+{{- define "agent-platform.config.jobs" -}}
+{{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.jobs.configOverlay) }}
+{{- end }}
+
+{{/* The named template config.migrate. */}}
+{{- define "agent-platform.config.migrate" -}}
+{{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.migrate.configOverlay) }}
+{{- end }}
+
+{{/* The named template config.temporal. */}}
+{{- define "agent-platform.config.temporal" -}}
+{{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.temporal.configOverlay) }}
+{{- end }}
+
+{{/* The named template config.webhooks. */}}
+{{- define "agent-platform.config.webhooks" -}}
+{{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.webhooks.configOverlay) }}
+{{- end }}
+
 {{/* The standard labels of every object (each adds its component). */}}
 {{- define "agent-platform.labels" -}}
 app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
@@ -19,9 +59,19 @@ helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name 
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-api")) }}
 {{- end }}
 
+{{/* `<release>-api-config`, cut to 63 characters: an object name. */}}
+{{- define "agent-platform.name.api-config" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-api-config")) }}
+{{- end }}
+
 {{/* `<release>-billing`, cut to 63 characters: an object name. */}}
 {{- define "agent-platform.name.billing" -}}
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-billing")) }}
+{{- end }}
+
+{{/* `<release>-billing-config`, cut to 63 characters: an object name. */}}
+{{- define "agent-platform.name.billing-config" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-billing-config")) }}
 {{- end }}
 
 {{/* `<release>-config`, cut to 63 characters: an object name. */}}
@@ -39,14 +89,29 @@ helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name 
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-ingest")) }}
 {{- end }}
 
+{{/* `<release>-ingest-config`, cut to 63 characters: an object name. */}}
+{{- define "agent-platform.name.ingest-config" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-ingest-config")) }}
+{{- end }}
+
 {{/* `<release>-intake`, cut to 63 characters: an object name. */}}
 {{- define "agent-platform.name.intake" -}}
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-intake")) }}
 {{- end }}
 
+{{/* `<release>-intake-config`, cut to 63 characters: an object name. */}}
+{{- define "agent-platform.name.intake-config" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-intake-config")) }}
+{{- end }}
+
 {{/* `<release>-jobs`, cut to 63 characters: an object name. */}}
 {{- define "agent-platform.name.jobs" -}}
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-jobs")) }}
+{{- end }}
+
+{{/* `<release>-jobs-config`, cut to 63 characters: an object name. */}}
+{{- define "agent-platform.name.jobs-config" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-jobs-config")) }}
 {{- end }}
 
 {{/* `<release>-migrate`, cut to 63 characters: an object name. */}}
@@ -59,9 +124,19 @@ helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name 
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-temporal")) }}
 {{- end }}
 
+{{/* `<release>-temporal-config`, cut to 63 characters: an object name. */}}
+{{- define "agent-platform.name.temporal-config" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-temporal-config")) }}
+{{- end }}
+
 {{/* `<release>-webhooks`, cut to 63 characters: an object name. */}}
 {{- define "agent-platform.name.webhooks" -}}
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-webhooks")) }}
+{{- end }}
+
+{{/* `<release>-webhooks-config`, cut to 63 characters: an object name. */}}
+{{- define "agent-platform.name.webhooks-config" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-webhooks-config")) }}
 {{- end }}
 
 {{/* The labels pods are selected by (each workload adds its component). */}}

@@ -45,6 +45,99 @@
       (print "os.environ/" $.Values.dependencyCapacity.redis.servers.cache.urlEnv))) }}
 {{- end }}
 
+{{/* The named template config.api. */}}
+{{- define "llm-gateway.config.api" -}}
+{{ toJson (set
+    (deepCopy (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.api.configOverlay))
+    $.Values.startupSettings.section
+    (dict $.Values.startupSettings.foreground.lock.key
+      $.Values.startupSettings.foreground.lock.seconds
+      $.Values.startupSettings.foreground.statement.key
+      $.Values.startupSettings.foreground.statement.seconds
+      $.Values.startupSettings.foreground.transaction.key
+      $.Values.startupSettings.foreground.transaction.seconds
+      $.Values.startupSettings.background.lock.key
+      $.Values.startupSettings.background.lock.seconds
+      $.Values.startupSettings.background.statement.key
+      $.Values.startupSettings.background.statement.seconds
+      $.Values.startupSettings.background.transaction.key
+      $.Values.startupSettings.background.transaction.seconds
+      $.Values.startupSettings.deadlines.acquisition.key
+      $.Values.startupSettings.deadlines.acquisition.seconds
+      $.Values.startupSettings.deadlines.redisAcquisition.key
+      $.Values.startupSettings.deadlines.redisAcquisition.seconds
+      $.Values.startupSettings.deadlines.redisConnect.key
+      $.Values.startupSettings.deadlines.redisConnect.seconds
+      $.Values.startupSettings.deadlines.redisSocket.key
+      $.Values.startupSettings.deadlines.redisSocket.seconds
+      $.Values.workloads.api.postgres.control.setting
+      $.Values.workloads.api.postgres.control.size
+      $.Values.workloads.api.postgres.foreground.setting
+      $.Values.workloads.api.postgres.foreground.size
+      $.Values.workloads.api.postgres.telemetry.setting
+      $.Values.workloads.api.postgres.telemetry.size
+      $.Values.workloads.api.postgres.telemetry_settlement.setting
+      $.Values.workloads.api.postgres.telemetry_settlement.size
+      $.Values.workloads.api.postgres.telemetry_worker.setting
+      $.Values.workloads.api.postgres.telemetry_worker.size
+      $.Values.workloads.api.redis.bulk.setting
+      $.Values.workloads.api.redis.bulk.size
+      $.Values.workloads.api.redis.cache.setting
+      $.Values.workloads.api.redis.cache.size
+      $.Values.workloads.api.redis.critical.setting
+      $.Values.workloads.api.redis.critical.size
+      $.Values.startupSettings.cacheUrlKey
+      (print "os.environ/" $.Values.dependencyCapacity.redis.servers.cache.urlEnv))) }}
+{{- end }}
+
+{{/* The named template config.batch-worker. */}}
+{{- define "llm-gateway.config.batch-worker" -}}
+{{ toJson (set
+    (deepCopy
+      (mergeOverwrite
+        (deepCopy $.Values.config)
+        (index $.Values "workloads" "batch-worker" "configOverlay")))
+    $.Values.startupSettings.section
+    (dict $.Values.startupSettings.foreground.lock.key
+      $.Values.startupSettings.foreground.lock.seconds
+      $.Values.startupSettings.foreground.statement.key
+      $.Values.startupSettings.foreground.statement.seconds
+      $.Values.startupSettings.foreground.transaction.key
+      $.Values.startupSettings.foreground.transaction.seconds
+      $.Values.startupSettings.background.lock.key
+      $.Values.startupSettings.background.lock.seconds
+      $.Values.startupSettings.background.statement.key
+      $.Values.startupSettings.background.statement.seconds
+      $.Values.startupSettings.background.transaction.key
+      $.Values.startupSettings.background.transaction.seconds
+      $.Values.startupSettings.deadlines.acquisition.key
+      $.Values.startupSettings.deadlines.acquisition.seconds
+      $.Values.startupSettings.deadlines.redisAcquisition.key
+      $.Values.startupSettings.deadlines.redisAcquisition.seconds
+      $.Values.startupSettings.deadlines.redisConnect.key
+      $.Values.startupSettings.deadlines.redisConnect.seconds
+      $.Values.startupSettings.deadlines.redisSocket.key
+      $.Values.startupSettings.deadlines.redisSocket.seconds
+      $.Values.workloads.api.postgres.control.setting
+      $.Values.workloads.api.postgres.control.size
+      $.Values.workloads.api.postgres.foreground.setting
+      $.Values.workloads.api.postgres.foreground.size
+      $.Values.workloads.api.postgres.telemetry.setting
+      $.Values.workloads.api.postgres.telemetry.size
+      $.Values.workloads.api.postgres.telemetry_settlement.setting
+      $.Values.workloads.api.postgres.telemetry_settlement.size
+      $.Values.workloads.api.postgres.telemetry_worker.setting
+      $.Values.workloads.api.postgres.telemetry_worker.size
+      $.Values.workloads.api.redis.bulk.setting
+      $.Values.workloads.api.redis.bulk.size
+      $.Values.workloads.api.redis.cache.setting
+      $.Values.workloads.api.redis.cache.size
+      $.Values.workloads.api.redis.critical.setting
+      $.Values.workloads.api.redis.critical.size
+      $.Values.startupSettings.cacheUrlKey
+      (print "os.environ/" $.Values.dependencyCapacity.redis.servers.cache.urlEnv))) }}
+{{- end }}
+
 {{/* The standard labels of every object (each adds its component). */}}
 {{- define "llm-gateway.labels" -}}
 app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
@@ -59,9 +152,19 @@ helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name 
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-api")) }}
 {{- end }}
 
+{{/* `<release>-api-config`, cut to 63 characters: an object name. */}}
+{{- define "llm-gateway.name.api-config" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-api-config")) }}
+{{- end }}
+
 {{/* `<release>-batch-worker`, cut to 63 characters: an object name. */}}
 {{- define "llm-gateway.name.batch-worker" -}}
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-batch-worker")) }}
+{{- end }}
+
+{{/* `<release>-batch-worker-config`, cut to 63 characters: an object name. */}}
+{{- define "llm-gateway.name.batch-worker-config" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-batch-worker-config")) }}
 {{- end }}
 
 {{/* `<release>-config`, cut to 63 characters: an object name. */}}

@@ -5,6 +5,21 @@
 {{ toJson $.Values.config }}
 {{- end }}
 
+{{/* The named template config.migrate. */}}
+{{- define "web-shop.config.migrate" -}}
+{{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.migrate.configOverlay) }}
+{{- end }}
+
+{{/* The named template config.order-mail. */}}
+{{- define "web-shop.config.order-mail" -}}
+{{ toJson (mergeOverwrite (deepCopy $.Values.config) (index $.Values "workloads" "order-mail" "configOverlay")) }}
+{{- end }}
+
+{{/* The named template config.storefront. */}}
+{{- define "web-shop.config.storefront" -}}
+{{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.storefront.configOverlay) }}
+{{- end }}
+
 {{/* The standard labels of every object (each adds its component). */}}
 {{- define "web-shop.labels" -}}
 app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
@@ -34,6 +49,11 @@ helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name 
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-order-mail")) }}
 {{- end }}
 
+{{/* `<release>-order-mail-config`, cut to 63 characters: an object name. */}}
+{{- define "web-shop.name.order-mail-config" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-order-mail-config")) }}
+{{- end }}
+
 {{/* `<release>-secrets`, cut to 63 characters: an object name. */}}
 {{- define "web-shop.name.secrets" -}}
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-secrets")) }}
@@ -42,6 +62,11 @@ helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name 
 {{/* `<release>-storefront`, cut to 63 characters: an object name. */}}
 {{- define "web-shop.name.storefront" -}}
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-storefront")) }}
+{{- end }}
+
+{{/* `<release>-storefront-config`, cut to 63 characters: an object name. */}}
+{{- define "web-shop.name.storefront-config" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-storefront-config")) }}
 {{- end }}
 
 {{/* The labels pods are selected by (each workload adds its component). */}}
