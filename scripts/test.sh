@@ -21,7 +21,14 @@ export SHIPSHAPE_REGISTRY
 SHIPSHAPE_REGISTRY="$(command -v docker-registry || echo /usr/bin/docker-registry)"
 export SHIPSHAPE_RSVG_CONVERT
 SHIPSHAPE_RSVG_CONVERT="$(command -v rsvg-convert || echo /usr/bin/rsvg-convert)"
-for var in SHIPSHAPE_HELM3 SHIPSHAPE_HELM4 SHIPSHAPE_KUBERNETES_VALIDATE SHIPSHAPE_CHECKOV SHIPSHAPE_REGISTRY SHIPSHAPE_RSVG_CONVERT; do
+# The preflight tests start a real PostgreSQL (initdb, postgres from this folder) and Redis.
+export SHIPSHAPE_POSTGRES_BIN
+SHIPSHAPE_POSTGRES_BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
+export SHIPSHAPE_REDIS_SERVER
+SHIPSHAPE_REDIS_SERVER="$(command -v redis-server || echo /usr/bin/redis-server)"
+[[ -x "$SHIPSHAPE_POSTGRES_BIN/initdb" && -x "$SHIPSHAPE_POSTGRES_BIN/postgres" ]] \
+    || die "SHIPSHAPE_POSTGRES_BIN=$SHIPSHAPE_POSTGRES_BIN has no initdb and postgres"
+for var in SHIPSHAPE_HELM3 SHIPSHAPE_HELM4 SHIPSHAPE_KUBERNETES_VALIDATE SHIPSHAPE_CHECKOV SHIPSHAPE_REGISTRY SHIPSHAPE_RSVG_CONVERT SHIPSHAPE_POSTGRES_BIN SHIPSHAPE_REDIS_SERVER; do
     [[ -x "${!var}" ]] || die "$var=${!var} is not an executable"
     printf '%s=%s\n' "$var" "${!var}" >&2
 done

@@ -121,6 +121,43 @@ enum Command {
         #[arg(long, value_enum, default_value = "table")]
         format: CapacityFormatArg,
     },
+    /// Connect to the real PostgreSQL and Redis servers and check that they can hold
+    /// the preset's peak: one table per server with its limit (`max_connections`,
+    /// `maxclients`), the slots it reserves, the connections others hold now, the
+    /// peak, the headroom and the verdict. Exit 1 when a server cannot hold the peak
+    /// or a Redis server declared critical evicts (`maxmemory-policy` other than
+    /// `noeviction`); 3 when a server cannot be reached (named by host:port); 2 for
+    /// bad arguments, before any connection.
+    ///
+    /// available = limit - reserved - used by others; headroom = available - peak.
+    /// For PostgreSQL, reserved is the larger of `superuser_reserved_connections` +
+    /// `reserved_connections` (PostgreSQL 16+) and the spec's `reserve`; used by others
+    /// counts the client backends in `pg_stat_activity` (by role and application) but
+    /// preflight's own. For Redis, used by others is `connected_clients` minus
+    /// preflight's own.
+    ///
+    /// A URL is given as `env:VAR` (read from the environment), `file:PATH` (read from
+    /// a file, e.g. a mounted Secret) or literally; a literal URL with a password is
+    /// refused (command lines are visible in `ps`). No URL or password is ever
+    /// printed. TLS is not supported.
+    Preflight {
+        #[command(flatten)]
+        values: ValuesArgs,
+        /// The PostgreSQL server: `env:VAR`, `file:PATH`, or a URL without a password
+        /// (`postgresql://USER:PASSWORD@HOST:PORT/DB` or the `key=value` form).
+        #[arg(long, value_name = "URL")]
+        postgres: Option<String>,
+        /// A Redis server the spec declares, by name (repeatable): `NAME=env:VAR`,
+        /// `NAME=file:PATH`, or `NAME=redis://HOST:PORT` without a password.
+        #[arg(long, value_name = "NAME=URL")]
+        redis: Vec<String>,
+        /// `table`, `markdown`, or `json`.
+        #[arg(long, value_enum, default_value = "table")]
+        format: PreflightFormatArg,
+        /// Seconds each server may take to connect and answer (1 to 600).
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=600))]
+        timeout_seconds: u64,
+    },
     /// Render every preset and validate it with kubeconform (`-strict`), once per
     /// Kubernetes version; the project's CRD schemas (KEDA `ScaledObject`) are added
     /// as a schema location. Exit 1 on invalid manifests, 3 when kubeconform is missing,
@@ -194,6 +231,14 @@ enum CapacityFormatArg {
     Svg,
 }
 
+/// Output formats of `preflight`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum PreflightFormatArg {
+    Table,
+    Markdown,
+    Json,
+}
+
 /// Output formats of `diff`.
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Format {
@@ -234,6 +279,26 @@ fn main() -> ExitCode {
                 CapacityFormatArg::Markdown => commands::CapacityFormat::Markdown,
                 CapacityFormatArg::Json => commands::CapacityFormat::Json,
                 CapacityFormatArg::Svg => commands::CapacityFormat::Svg,
+            },
+        ),
+        Command::Preflight {
+            ref values,
+            ref postgres,
+            ref redis,
+            format,
+            timeout_seconds,
+        } => commands::preflight(
+            &cli.spec,
+            &commands::PreflightOptions {
+                values: values.options(Release::default()),
+                postgres: postgres.clone(),
+                redis: redis.clone(),
+                format: match format {
+                    PreflightFormatArg::Table => commands::PreflightFormat::Table,
+                    PreflightFormatArg::Markdown => commands::PreflightFormat::Markdown,
+                    PreflightFormatArg::Json => commands::PreflightFormat::Json,
+                },
+                timeout: std::time::Duration::from_secs(timeout_seconds),
             },
         ),
         Command::Validate {

@@ -15,7 +15,8 @@
 //! - [`allocations`]: which connection allocations exist and their effective sizes;
 //! - [`report`]: the formula evaluated ([`Capacity`], [`capacity_report`]);
 //! - [`explain`]: every exceeded budget explained ([`CapacityFinding`]);
-//! - [`tables`]: the report as plain text and Markdown.
+//! - [`tables`]: the report as plain text and Markdown;
+//! - [`preflight`]: a real server's limits against a preset's peak on it.
 
 pub mod allocations;
 pub mod breakdown;
@@ -23,6 +24,7 @@ pub mod explain;
 pub mod fit;
 pub mod formula;
 pub mod inputs;
+pub mod preflight;
 pub mod report;
 pub mod svg;
 pub mod tables;

@@ -5,6 +5,7 @@
 pub mod init;
 pub mod objdiff;
 pub mod output;
+pub mod preflight;
 pub mod release;
 pub mod review;
 pub mod signals;
@@ -12,6 +13,7 @@ pub mod validate;
 
 pub use init::init;
 pub use output::{read_tree, write_tree_atomically};
+pub use preflight::{preflight, PreflightFormat, PreflightOptions};
 pub use release::{package, push, PushOptions};
 pub use validate::{validate, ValidateOptions};
 
