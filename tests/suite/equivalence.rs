@@ -462,6 +462,55 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
             json!({"foreground": {"lock": {"seconds": seconds}}}),
         );
     }
+    // The bundled servers: on or off, hostile images and Secret names; their limits stay
+    // the declared budgets, whatever else changes.
+    if rng.chance(40) {
+        let mut bundled = Map::new();
+        let postgres_on = rng.chance(50);
+        bundled.insert(
+            "postgres".into(),
+            json!({"enabled": postgres_on, "image": {"repository": hostile(rng), "tag": hostile(rng)}, "database": *rng.pick(&["app", "gw_db"]), "username": *rng.pick(&["app", "_svc"]), "storage": *rng.pick(&["1Gi", "500Mi", "2"])}),
+        );
+        let mut redis = Map::new();
+        for server in base["bundled"]["redis"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
+            if rng.chance(70) {
+                redis.insert(server.clone(), json!({"enabled": rng.chance(60), "image": {"repository": hostile(rng), "tag": "8"}}));
+            }
+        }
+        bundled.insert("redis".into(), Value::Object(redis));
+        if rng.chance(30) {
+            bundled.insert("existingSecret".into(), hostile(rng));
+        }
+        root.insert("bundled".into(), Value::Object(bundled));
+        if postgres_on {
+            if let Some(Value::Object(workloads)) = root.get_mut("workloads") {
+                for name in spec.workloads.migrate.keys() {
+                    let w = workloads.entry(name.clone()).or_insert_with(|| json!({}));
+                    if let Value::Object(w) = w {
+                        w.insert("hookPhase".into(), json!("post"));
+                    }
+                }
+            }
+        }
+    }
+    // The operator's own keys of the settings section, beside the managed ones.
+    if let Some(settings) = &spec.startup_settings {
+        if rng.chance(40) {
+            let mut own = Map::new();
+            for _ in 0..rng.below(4) {
+                own.insert(format!("own_{}", rng.below(100)), random_tree(rng, 1));
+            }
+            let config = root.entry("config").or_insert_with(|| json!({}));
+            if let Value::Object(config) = config {
+                config.insert(settings.section.clone(), Value::Object(own));
+            }
+        }
+    }
     let mut features = Map::new();
     for k in spec.features.keys() {
         if rng.chance(50) && base["features"][k] == json!(true) {
