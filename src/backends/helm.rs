@@ -195,6 +195,8 @@ fn notes(spec: &Spec) -> Result<String, TemplateError> {
             chart_name => spec.chart.name.clone(),
             chart_version => spec.chart.version.clone(),
             workloads => minijinja::Value::from(minijinja::value::Serde(workload_rows(spec))),
+            redis_servers => crate::values::bundled_defaults(spec).redis.keys().cloned().collect::<Vec<String>>(),
+            any_bundled => crate::objects::secret::any_bundled(spec).to_go(),
         },
     )
 }

@@ -93,6 +93,20 @@ pub fn entry_notes(spec: &Spec) -> EntryNotes {
             format!("Redis server `{name}`{role}: its client limit, reservations and policy."),
         );
     }
+    for name in crate::values::bundled_defaults(spec).redis.keys() {
+        notes.insert(
+            format!("bundled.redis.{name}"),
+            format!(
+                "A Valkey server for `{name}`, for evaluation only: `--maxclients` and `--maxmemory-policy` are `dependencyCapacity.redis.servers.{name}.maxClients` and `maxmemoryPolicy`."
+            ),
+        );
+    }
+    for name in spec.feature_switches.keys() {
+        notes.insert(
+            format!("featureSwitches.{name}"),
+            format!("How `features.{name}` reaches the application (fixed by the spec)."),
+        );
+    }
     for name in spec.dependency_capacity.postgres.reservations.keys() {
         notes.insert(
             format!("dependencyCapacity.postgres.reservations.{name}"),

@@ -137,10 +137,31 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
                 }}}}}}}}}}),
             });
         }
+        let database = crate::guards::database_env_names(&defaults);
+        if !database.is_empty() {
+            let description = format!(
+                "env.managed: while `bundled.postgres.enabled`, `workloads.{name}.env` may not set the database variables the chart points at the bundled server ({})",
+                database.join(", ")
+            );
+            rules.push(RootRule {
+                rule: "env.managed",
+                path: format!("workloads.{name}.env"),
+                description: description.clone(),
+                schema: json!({
+                    "description": description,
+                    "if": {"required": ["bundled"], "properties": {"bundled": {"required": ["postgres"], "properties": {"postgres": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}}},
+                    "then": {"properties": {"workloads": {"properties": {name: {"properties": {"env": {"items": {"properties": {"name": {"not": {"enum": database}}}}}}}}}}}
+                }),
+            });
+        }
         let description = format!(
             "env.managed: `workloads.{name}.args` and `command` may not set a worker count (`--workers`, `-w`, also inside a shell string) or a variable the chart manages (`NAME=`); use `processesPerPod`"
         );
-        let pattern = managed_args_pattern(&managed);
+        let mut arg_names = managed.clone();
+        arg_names.extend(database.iter().cloned());
+        arg_names.sort();
+        arg_names.dedup();
+        let pattern = managed_args_pattern(&arg_names);
         let no_workers =
             json!({"description": description, "not": {"type": "string", "pattern": pattern}});
         rules.push(RootRule {
@@ -155,24 +176,52 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
     }
     if let Some(settings) = &spec.startup_settings {
         let section = &settings.section;
+        let managed = crate::guards::managed_settings_keys(&defaults);
         let description = format!(
-            "env.managed: `config.{section}` is written by the chart from `startupSettings` and the allocations"
+            "env.managed: `config.{section}` is a mapping whose managed keys ({}) are written by the chart from `startupSettings`, the allocations and the feature flags; its other keys are free",
+            managed.join(", ")
+        );
+        let mut section_schema = json!({"description": description, "type": ["object", "null"]});
+        if !managed.is_empty() {
+            section_schema["propertyNames"] = json!({"not": {"enum": managed}});
+        }
+        rules.push(RootRule {
+            rule: "env.managed",
+            path: format!("config.{section}"),
+            description: description.clone(),
+            schema: json!({"properties": {"config": {"properties": {section.as_str(): section_schema}}}}),
+        });
+        let description = format!(
+            "env.managed: no key of `config.{section}` holds a Redis URL in plain text (a separate server's URL comes from `urlSecret`)"
         );
         rules.push(RootRule {
             rule: "env.managed",
-            path: "config".into(),
+            path: format!("config.{section}"),
             description: description.clone(),
-            schema: json!({"properties": {"config": {"description": description, "not": {"required": [section]}}}}),
+            schema: json!({"properties": {"config": {"properties": {section.as_str(): {"additionalProperties": {
+                "description": description,
+                "not": {"type": "string", "pattern": "^rediss?://"}
+            }}}}}}),
         });
+        // Each workload's overlay obeys the same two rules.
         for (name, _) in spec.workloads.all() {
             let description = format!(
-                "env.managed: `workloads.{name}.configOverlay.{section}` is written by the chart from `startupSettings` and the allocations"
+                "env.managed: `workloads.{name}.configOverlay.{section}` may set the application's own keys, not the managed ones ({}), and no Redis URL in plain text",
+                managed.join(", ")
             );
+            let mut overlay_section = json!({
+                "description": description,
+                "type": ["object", "null"],
+                "additionalProperties": {"not": {"type": "string", "pattern": "^rediss?://"}}
+            });
+            if !managed.is_empty() {
+                overlay_section["propertyNames"] = json!({"not": {"enum": managed}});
+            }
             rules.push(RootRule {
                 rule: "env.managed",
-                path: format!("workloads.{name}.configOverlay"),
+                path: format!("workloads.{name}.configOverlay.{section}"),
                 description: description.clone(),
-                schema: on_workload(name, json!({"properties": {"configOverlay": {"description": description, "not": {"required": [section]}}}})),
+                schema: on_workload(name, json!({"properties": {"configOverlay": {"properties": {section.as_str(): overlay_section}}}})),
             });
         }
     }
@@ -317,6 +366,61 @@ fn contract_rules(spec: &Spec) -> Vec<RootRule> {
         ));
     }
 
+    // A bundled server enforces the budget: PostgreSQL's reserve below its
+    // `max_connections` (the plan bounds the reserve, so one more than that bound) and
+    // within its backend limit; Valkey's client limit set and kept, a policy it knows.
+    let bundled_pg = json!({"required": ["bundled"], "properties": {"bundled": {"required": ["postgres"], "properties": {"postgres": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}}});
+    for plan in &plans {
+        let reserve = plan
+            .bounds
+            .iter()
+            .find(|b| b.path == "dependencyCapacity.postgres.reserve")
+            .and_then(|b| b.at_most)
+            .unwrap_or(0.0) as u64;
+        let name = &plan.name;
+        rules.push(rule(
+            "dependencies.bundled",
+            "dependencyCapacity.postgres.maxConnections",
+            format!("dependencies.bundled: with `capacityPlan: {name}` and the bundled PostgreSQL on, `maxConnections` is above the plan's largest reserve ({reserve}) and at most {}", crate::model::POSTGRES_MAX_CONNECTIONS),
+            json!({
+                "if": {"allOf": [{"properties": {crate::values::presets::PLAN_KEY: {"const": name}}}, bundled_pg]},
+                "then": {"properties": {"dependencyCapacity": {"properties": {"postgres": {"properties": {"maxConnections": {"minimum": reserve + 1, "maximum": crate::model::POSTGRES_MAX_CONNECTIONS}}}}}}}
+            }),
+        ));
+    }
+    for name in spec.workloads.migrate.keys() {
+        rules.push(rule(
+            "dependencies.bundled",
+            &format!("workloads.{name}.hookPhase"),
+            format!("dependencies.bundled: while the bundled PostgreSQL runs, an enabled `workloads.{name}` hook runs `post` (a `pre` hook runs before the server exists)"),
+            json!({
+                "if": bundled_pg,
+                "then": {"properties": {"workloads": {"properties": {name.as_str(): {"anyOf": [
+                    {"properties": {"enabled": {"const": false}}},
+                    {"properties": {"hookPhase": {"const": "post"}}}
+                ]}}}}}
+            }),
+        ));
+    }
+    for server in crate::values::bundled_defaults(spec).redis.keys() {
+        let s = server.as_str();
+        rules.push(rule(
+            "dependencies.bundled",
+            &format!("dependencyCapacity.redis.servers.{s}"),
+            format!("dependencies.bundled: while `bundled.redis.{s}.enabled`, the server's `maxClients` is in [1, {}] and its `maxmemoryPolicy` one of Valkey's", crate::model::VALKEY_MAX_CLIENTS),
+            json!({
+                "if": {"required": ["bundled"], "properties": {"bundled": {"required": ["redis"], "properties": {"redis": {"required": [s], "properties": {s: {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}}}}},
+                "then": {"properties": {"dependencyCapacity": {"properties": {"redis": {"properties": {"servers": {"required": [s], "properties": {s: {
+                    "required": ["maxClients", "maxmemoryPolicy"],
+                    "properties": {
+                        "maxClients": {"minimum": 1, "maximum": crate::model::VALKEY_MAX_CLIENTS},
+                        "maxmemoryPolicy": {"enum": crate::model::VALKEY_POLICIES}
+                    }
+                }}}}}}}}}
+            }),
+        ));
+    }
+
     // minReplicas <= maxReplicas, enumerated over the largest maxReplicas a plan allows.
     let largest = crate::contract::plans::largest_max_replicas(&plans);
     for (name, workload) in spec.workloads.all() {
@@ -425,7 +529,7 @@ fn contract_rules(spec: &Spec) -> Vec<RootRule> {
     rules.push(rule(
         "spec.structure",
         "",
-        "spec.structure: the job registry, pools, variable names, allocation structure, Redis server roles and eviction policies and the settings keys are fixed by `shipshape.yaml`; change them there and regenerate".into(),
+        "spec.structure: the job registry, pools, variable names, feature switches, allocation structure, Redis server roles and eviction policies and the settings keys are fixed by `shipshape.yaml`; change them there and regenerate".into(),
         structure_schema(spec),
     ));
     rules
@@ -504,6 +608,11 @@ fn structure_schema(spec: &Spec) -> Value {
     };
     fixed(&mut tree, &["scheduling"]);
     fixed(&mut tree, &["managedEnv"]);
+    fixed(&mut tree, &["featureSwitches"]);
+    fixed(&mut tree, &["storeRedis", "server"]);
+    for key in ["urlEnv", "urlScheme", "userEnv", "passwordEnv"] {
+        fixed(&mut tree, &["dependencyCapacity", "postgres", key]);
+    }
     for store in spec.shared_stores() {
         fixed(&mut tree, &["stores", store, "env"]);
     }

@@ -62,6 +62,17 @@ pub fn values_schema(spec: &Spec) -> Value {
             json!({"description": "Feature flags that turn connection allocations on.", "type": "object", "additionalProperties": {"type": "boolean"}}),
             spec.features.keys(),
         ),
+        "featureSwitches": close_map(
+            json!({"description": "How each feature flag reaches the application: an env var (`true`/`false`) and/or a key of the startup settings section (fixed by the spec).", "type": "object", "additionalProperties": gen.subschema_for::<crate::model::FeatureSwitch>().to_value()}),
+            spec.feature_switches.keys(),
+        ),
+        "bundled": {"allOf": [
+            gen.subschema_for::<crate::model::BundledValues>().to_value(),
+            {"properties": {"redis": close_map(
+                json!({"type": "object", "additionalProperties": {"$ref": "#/definitions/BundledRedis"}}),
+                crate::values::bundled_defaults(spec).redis.keys(),
+            )}}
+        ], "description": "Servers the chart runs for evaluation only (one pod each, no backups): PostgreSQL and one Valkey per declared Redis server. Their limits are the declared budgets under `dependencyCapacity`, never values of their own."},
         "capacityPlan": {
             "description": "The checked plan these values stay within: `default` or a preset's name (each `values-<preset>.yaml` sets its own). Its bounds are listed in the chart README; to go beyond them, add a preset to `shipshape.yaml` and regenerate.",
             "enum": plan_names(spec)
@@ -116,7 +127,7 @@ pub fn values_schema(spec: &Spec) -> Value {
         "title": format!("Values of the {} chart", spec.chart.name),
         "type": "object",
         "properties": properties,
-        "required": ["capacityPlan", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "replicaStrict", "stores", "storeRedis", "secrets", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads"],
+        "required": ["capacityPlan", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "featureSwitches", "bundled", "replicaStrict", "stores", "storeRedis", "secrets", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads"],
         "additionalProperties": false,
         "definitions": Value::Object(definitions.into_iter().collect()),
     });

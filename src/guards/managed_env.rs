@@ -1,6 +1,6 @@
 //! `env.managed`: refuses user `env` setting a variable the chart manages,
 //! `--workers`/`-w` or `NAME=` for a managed variable anywhere in `args`/`command`
-//! (shell strings too), and `config.<section>` set directly. The chart derives the
+//! (shell strings too), and the managed keys of `config.<section>` set directly. The chart derives the
 //! worker counts, pool sizes, store and Redis URLs from the values the capacity and
 //! replica guards check; a user override (explicit `env` wins over `envFrom`) would
 //! run processes the budgets do not count. At install time `values.schema.json` says
@@ -61,10 +61,91 @@ pub fn managed_env_names(values: &Value, workload: &str) -> Vec<String> {
                 .map(str::to_string),
         );
     }
+    if let Some(m) = values.get("featureSwitches").and_then(Value::as_object) {
+        names.extend(
+            m.values()
+                .filter_map(|s| s.get("env").and_then(Value::as_str))
+                .map(str::to_string),
+        );
+    }
+    names.extend(
+        [
+            crate::model::POSTGRES_PASSWORD_ENV,
+            crate::model::VALKEY_PASSWORD_ENV,
+        ]
+        .map(str::to_string),
+    );
+    if bundled_postgres_on(values) {
+        names.extend(database_env_names(values));
+    }
     names.retain(|n| !n.is_empty());
     names.sort();
     names.dedup();
     names
+}
+
+/// The keys of the startup settings section the chart writes (deadlines, stated
+/// allocation sizes, feature switches, the cache URL): values may set every other key
+/// of `config.<section>`.
+pub fn managed_settings_keys(values: &Value) -> Vec<String> {
+    let mut keys = Vec::new();
+    let Some(settings) = values.get("startupSettings") else {
+        return keys;
+    };
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    for budget in ["foreground", "background"] {
+        for step in ["lock", "statement", "transaction"] {
+            keys.extend(text(
+                settings
+                    .get(budget)
+                    .and_then(|b| b.get(step))
+                    .and_then(|s| s.get("key")),
+            ));
+        }
+    }
+    if let Some(deadlines) = settings.get("deadlines").and_then(Value::as_object) {
+        keys.extend(deadlines.values().filter_map(|d| text(d.get("key"))));
+    }
+    keys.extend(text(settings.get("cacheUrlKey")));
+    if let Some(from) = settings.get("sizesFrom").and_then(Value::as_str) {
+        let w = values.get("workloads").and_then(|w| w.get(from));
+        for dependency in ["postgres", "redis"] {
+            if let Some(a) = w.and_then(|w| w.get(dependency)).and_then(Value::as_object) {
+                keys.extend(a.values().filter_map(|a| text(a.get("setting"))));
+            }
+        }
+    }
+    if let Some(m) = values.get("featureSwitches").and_then(Value::as_object) {
+        keys.extend(m.values().filter_map(|s| text(s.get("setting"))));
+    }
+    keys.retain(|k| !k.is_empty());
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// Whether the bundled PostgreSQL runs (its URL variables are then the chart's).
+pub fn bundled_postgres_on(values: &Value) -> bool {
+    values
+        .get("bundled")
+        .and_then(|b| b.get("postgres"))
+        .and_then(|p| p.get("enabled"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// The variables the chart sets to the bundled PostgreSQL's URL, user and password
+/// (the operator's own while it does not run).
+pub fn database_env_names(values: &Value) -> Vec<String> {
+    let pg = values
+        .get("dependencyCapacity")
+        .and_then(|d| d.get("postgres"));
+    ["urlEnv", "userEnv", "passwordEnv"]
+        .iter()
+        .filter_map(|k| pg.and_then(|p| p.get(*k)).and_then(Value::as_str))
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Whether a character ends a word of a command line, in a shell string too: ASCII
@@ -116,12 +197,16 @@ pub fn sets_managed_variable(arg: &str, managed: &[String]) -> bool {
 
 /// `env.managed`: the variables the chart derives cannot be overridden by user `env`
 /// (explicit env wins over `envFrom`, so those cannot either), user `args`/`command`
-/// cannot set a worker count, and the startup settings section of `config` is the
-/// chart's.
+/// cannot set a worker count, and the managed keys of the startup settings section of
+/// `config` are the chart's (its other keys are the operator's).
 pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
     let mut out = Vec::new();
     for (name, _) in spec.workloads.all() {
         let managed = managed_env_names(values, name);
+        // In `args`, the database variables are refused even while the operator sets
+        // them in `env` (the bundled server off).
+        let mut arg_names = managed.clone();
+        arg_names.extend(database_env_names(values));
         let w = values.get("workloads").and_then(|w| w.get(name));
         let user_env = w
             .and_then(|w| w.get("env"))
@@ -160,7 +245,7 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
                         arithmetic: None,
                         hint: format!("remove it and set `workloads.{name}.processesPerPod`; the chart passes it as the workers variables"),
                     });
-                } else if sets_managed_variable(text, &managed) {
+                } else if sets_managed_variable(text, &arg_names) {
                     out.push(Finding {
                         rule: "env.managed",
                         severity: Severity::Error,
@@ -178,41 +263,52 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
         .and_then(|s| s.get("section"))
         .and_then(Value::as_str)
     {
-        if let Some(set) = values.get("config").and_then(|c| c.get(section)) {
-            let plain_url = set.as_object().is_some_and(|m| {
-                m.values().any(|v| {
-                    v.as_str()
-                        .is_some_and(|s| s.starts_with("redis://") || s.starts_with("rediss://"))
-                })
-            });
-            out.push(Finding {
-                rule: "env.managed",
-                severity: Severity::Error,
-                path: format!("config.{section}"),
-                message: if plain_url {
-                    format!("`config.{section}` is written by the chart, and a Redis URL must not be given in plain text")
-                } else {
-                    format!("`config.{section}` is written by the chart from `startupSettings` and the allocations")
-                },
-                arithmetic: None,
-                hint: "set the deadlines under `startupSettings`, the sizes under the workloads' allocations, and a separate Redis server's URL as `dependencyCapacity.redis.servers.<name>.urlSecret` (a Secret reference)".into(),
-            });
-        }
-        // A workload's overlay is merged under the managed section too.
+        let hint = "set the deadlines under `startupSettings`, the sizes under the workloads' allocations, the feature flags under `features`, and a separate Redis server's URL as `dependencyCapacity.redis.servers.<name>.urlSecret` (a Secret reference)";
+        let managed = managed_settings_keys(values);
+        // `config`, and each workload's overlay, which is merged over it before the
+        // chart writes its managed keys.
+        let mut sources = vec![("config".to_string(), values.get("config"))];
         for (name, _) in spec.workloads.all() {
             let overlay = values
                 .get("workloads")
                 .and_then(|w| w.get(name))
                 .and_then(|w| w.get("configOverlay"));
-            if overlay.and_then(|o| o.get(section)).is_some() {
-                out.push(Finding {
+            sources.push((format!("workloads.{name}.configOverlay"), overlay));
+        }
+        for (base, source) in sources {
+            match source.and_then(|c| c.get(section)) {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(set)) => {
+                    for (key, v) in set {
+                        let plain_url = v.as_str().is_some_and(|s| {
+                            s.starts_with("redis://") || s.starts_with("rediss://")
+                        });
+                        let is_managed = managed.iter().any(|m| m == key);
+                        if !is_managed && !plain_url {
+                            continue;
+                        }
+                        out.push(Finding {
+                            rule: "env.managed",
+                            severity: Severity::Error,
+                            path: format!("{base}.{section}.{key}"),
+                            message: if plain_url {
+                                format!("`{base}.{section}.{key}` gives a Redis URL in plain text")
+                            } else {
+                                format!("`{base}.{section}.{key}` is written by the chart from `startupSettings`, the allocations and the feature flags")
+                            },
+                            arithmetic: None,
+                            hint: hint.into(),
+                        });
+                    }
+                }
+                Some(_) => out.push(Finding {
                     rule: "env.managed",
                     severity: Severity::Error,
-                    path: format!("workloads.{name}.configOverlay.{section}"),
-                    message: format!("`{section}` is written by the chart from `startupSettings` and the allocations; an overlay cannot change it"),
+                    path: format!("{base}.{section}"),
+                    message: format!("`{base}.{section}` is not a mapping: the chart writes its managed keys into it"),
                     arithmetic: None,
-                    hint: format!("remove `workloads.{name}.configOverlay.{section}`; set the deadlines under `startupSettings` and the sizes under the workloads' allocations"),
-                });
+                    hint: format!("write `{base}.{section}` as a mapping of the application's own settings"),
+                }),
             }
         }
     }
@@ -246,21 +342,31 @@ mod tests {
                 "cache": {"urlEnv": "CACHE_URL"},
                 "critical": {"urlEnv": ""},
                 "again": {"urlEnv": "DB_POOL"},
-            }}},
+            }}, "postgres": {"urlEnv": "DATABASE_URL", "userEnv": "", "passwordEnv": "DB_PASSWORD"}},
+            "featureSwitches": {"outbox": {"env": "OUTBOX_ON", "setting": "outbox"}},
+            "bundled": {"postgres": {"enabled": true}},
         });
         assert_eq!(
             managed_env_names(&values, "web"),
             strings(&[
                 "CACHE_URL",
+                "DATABASE_URL",
+                "DB_PASSWORD",
                 "DB_POOL",
+                "OUTBOX_ON",
                 "REDIS_POOL",
                 "REPLICA_MODE",
                 "SESSION_STORE",
+                "SHIPSHAPE_POSTGRES_PASSWORD",
+                "SHIPSHAPE_VALKEY_PASSWORD",
                 "UVICORN_WORKERS",
                 "WEB_CONCURRENCY",
             ])
         );
-        assert_eq!(managed_env_names(&json!({}), "web"), Vec::<String>::new());
+        assert_eq!(
+            managed_env_names(&json!({}), "web"),
+            strings(&["SHIPSHAPE_POSTGRES_PASSWORD", "SHIPSHAPE_VALKEY_PASSWORD"])
+        );
     }
 
     #[test]
@@ -405,7 +511,7 @@ mod tests {
     }
 
     #[test]
-    fn the_settings_section_in_an_overlay_is_refused_and_other_sections_pass() {
+    fn a_managed_key_in_an_overlay_is_refused_and_other_keys_pass() {
         let spec = example("llm-gateway");
         let name = spec.workloads.all()[0].0;
         let overlay = |value: Value| {
@@ -414,37 +520,107 @@ mod tests {
         };
         assert_eq!(overlay(json!({"router_settings": {"loops": false}})), []);
         assert_eq!(
-            places(&overlay(json!({"general_settings": {"loops": false}}))),
+            overlay(json!({"general_settings": {"background_loops": false}})),
+            []
+        );
+        assert_eq!(
+            places(&overlay(json!({"general_settings": {"db_pool_size": 3}}))),
             [(
                 "env.managed",
-                format!("workloads.{name}.configOverlay.general_settings")
+                format!("workloads.{name}.configOverlay.general_settings.db_pool_size")
             )]
         );
     }
 
     #[test]
-    fn the_settings_section_in_config_is_refused() {
-        let findings = gateway_config(json!({"db_pool_size": 5}));
+    fn a_managed_key_of_the_settings_section_is_refused_with_its_path() {
+        for key in [
+            "db_pool_size",
+            "telemetry_db_pool_size",
+            "db_lock_timeout_seconds",
+            "durable_telemetry_enabled",
+        ] {
+            let findings = gateway_config(json!({ key: 5 }));
+            assert_eq!(
+                places(&findings),
+                [("env.managed", format!("config.general_settings.{key}"))]
+            );
+            assert_eq!(
+                findings[0].message,
+                format!("`config.general_settings.{key}` is written by the chart from `startupSettings`, the allocations and the feature flags")
+            );
+        }
+    }
+
+    #[test]
+    fn the_operators_own_keys_of_the_settings_section_are_free() {
+        let own = json!({"store_model_in_db": true, "master_key": "os.environ/KEY", "ui_name": "gw", "nested": {"a": 1}});
+        assert_eq!(gateway_config(own), []);
+        assert_eq!(gateway_config(Value::Null), []);
+    }
+
+    #[test]
+    fn a_settings_section_that_is_not_a_mapping_is_refused() {
+        let findings = gateway_config(json!("db_pool_size: 5"));
         assert_eq!(
             places(&findings),
             [("env.managed", "config.general_settings".to_string())]
         );
-        assert_eq!(
-            findings[0].message,
-            "`config.general_settings` is written by the chart from `startupSettings` and the allocations"
-        );
+    }
+
+    #[test]
+    fn the_managed_settings_keys_are_those_the_chart_writes() {
+        let spec = example("llm-gateway");
+        let keys = managed_settings_keys(&values(&spec, None));
+        for key in [
+            "db_pool_size",
+            "spend_settlement_db_pool_size",
+            "redis_bulk_url",
+            "redis_critical_max_connections",
+            "db_background_transaction_timeout_seconds",
+            "redis_connect_timeout_seconds",
+            "durable_telemetry_enabled",
+        ] {
+            assert!(keys.iter().any(|k| k == key), "{key} in {keys:?}");
+        }
+        assert_eq!(keys.len(), 20, "{keys:?}");
+        assert_eq!(managed_settings_keys(&json!({})), Vec::<String>::new());
     }
 
     #[test]
     fn a_plain_redis_url_in_the_settings_section_is_named() {
         for url in ["redis://cache:6379", "rediss://cache:6380"] {
-            let findings = gateway_config(json!({"redis_bulk_url": url}));
-            assert_eq!(
-                findings[0].message,
-                "`config.general_settings` is written by the chart, and a Redis URL must not be given in plain text",
-                "{url}"
-            );
+            for key in ["redis_bulk_url", "my_own_url"] {
+                let findings = gateway_config(json!({ key: url }));
+                assert_eq!(
+                    findings[0].message,
+                    format!("`config.general_settings.{key}` gives a Redis URL in plain text"),
+                    "{url}"
+                );
+            }
         }
+    }
+
+    #[test]
+    fn the_database_variables_are_managed_only_while_the_bundled_postgres_runs() {
+        let spec = example("llm-gateway");
+        let env = json!([{"name": "DATABASE_URL", "value": "postgresql://external/db"}]);
+        let external = with(values(&spec, None), &[("workloads.api.env", env.clone())]);
+        assert_eq!(check(&spec, &external), []);
+        let bundled = with(
+            values(&spec, Some("evaluation")),
+            &[("workloads.api.env", env)],
+        );
+        assert_eq!(
+            places(&check(&spec, &bundled)),
+            [("env.managed", "workloads.api.env[0]".to_string())]
+        );
+        let args = json!(["DATABASE_URL=postgresql://x/db"]);
+        let in_args = with(values(&spec, None), &[("workloads.api.args", args)]);
+        assert_eq!(
+            places(&check(&spec, &in_args)),
+            [("env.managed", "workloads.api.args[0]".to_string())]
+        );
     }
 
     #[test]

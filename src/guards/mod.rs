@@ -12,6 +12,7 @@
 mod finding;
 pub mod registry;
 
+pub mod bundled;
 pub mod capacity;
 pub mod drain;
 pub mod exposed_port;
@@ -29,7 +30,10 @@ pub mod timeouts;
 pub mod typed_values;
 
 pub use finding::{Finding, Severity};
-pub use managed_env::{managed_env_names, sets_managed_variable, sets_workers};
+pub use managed_env::{
+    database_env_names, managed_env_names, managed_settings_keys, sets_managed_variable,
+    sets_workers,
+};
 pub use registry::{check_guards, readme_rule_list, Rule, RULES};
 pub use typed_values::workload_values;
 

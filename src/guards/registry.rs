@@ -5,9 +5,9 @@
 
 use super::Finding;
 use super::{
-    capacity, drain, exposed_port, job_partition, managed_env, one_autoscaler, pooler_mode,
-    redis_eviction, rollout_strategy, settings_one_value, shared_stores, single_leader, timeouts,
-    typed_values,
+    bundled, capacity, drain, exposed_port, job_partition, managed_env, one_autoscaler,
+    pooler_mode, redis_eviction, rollout_strategy, settings_one_value, shared_stores,
+    single_leader, timeouts, typed_values,
 };
 use crate::spec::Spec;
 use serde_json::Value;
@@ -112,8 +112,8 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "env.managed",
-        refuses: "user `env` setting a variable the chart manages; `--workers`/`-w` or `NAME=` for a managed variable anywhere in `args`/`command` (shell strings too); `config.<section>` set directly",
-        install_time: "not: the managed names in `env`, the worker flags and assignments by pattern, the settings section in `config`",
+        refuses: "user `env` setting a variable the chart manages; `--workers`/`-w` or `NAME=` for a managed variable anywhere in `args`/`command` (shell strings too); a managed key of `config.<section>` or a plain Redis URL in it",
+        install_time: "not: the managed names in `env`, the worker flags and assignments by pattern, the managed keys and `redis://` strings in the settings section",
         beyond: "set `processesPerPod`, the allocation sizes or `startupSettings` instead",
         check: Some(managed_env::check),
     },
@@ -125,6 +125,13 @@ pub const RULES: &[Rule] = &[
         check: Some(redis_eviction::check),
     },
     Rule {
+        id: "dependencies.bundled",
+        refuses: "a bundled evaluation server that would not enforce the declared budget: a reserve not below `maxConnections`, more connections than PostgreSQL runs, a Valkey `maxClients` of 0 or above 65504, an eviction policy Valkey does not know",
+        install_time: "derived: the servers' limits are rendered from the budgets the capacity guards read; if/then per plan: the bundled PostgreSQL's `maxConnections` above the plan's reserve bound and at most 262000, a bundled Valkey's `maxClients` in [1, 65504] and `maxmemoryPolicy` one of Valkey's",
+        beyond: "use an external server (`bundled.<server>.enabled: false`) and declare its real limits",
+        check: Some(bundled::check),
+    },
+    Rule {
         id: "settings.one-value",
         refuses: "a workload counted with another size than the configuration file states",
         install_time: "derived: another workload's stated allocation takes the `sizesFrom` workload's size; its own entry is `const`",
@@ -133,7 +140,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "spec.structure",
-        refuses: "values that change what the spec declares (job registry, variable names, allocation structure, settings keys)",
+        refuses: "values that change what the spec declares (job registry, variable names, feature switches, allocation structure, settings keys)",
         install_time: "const",
         beyond: "change `shipshape.yaml` and regenerate",
         // Only the values schema enforces it: there is no Rust function to run.

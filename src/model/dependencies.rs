@@ -107,7 +107,7 @@ impl Default for DependencyCapacity {
 }
 
 /// PostgreSQL's declared limit.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PostgresBudget {
     /// The server's `max_connections` (the bundled server's, or the external one's).
@@ -120,6 +120,44 @@ pub struct PostgresBudget {
     /// applications), by name.
     #[serde(default)]
     pub reservations: BTreeMap<String, u32>,
+    /// The variable the application reads the database URL from, set on every workload
+    /// with PostgreSQL allocations while the bundled server runs (empty: none).
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^([A-Za-z_][A-Za-z0-9_]*)?$"))]
+    pub url_env: String,
+    /// How that URL is written: `postgresql` gives
+    /// `postgresql://<user>:<password>@<host>:5432/<database>`, `jdbc` gives
+    /// `jdbc:postgresql://<host>:5432/<database>` (user and password in `userEnv` and
+    /// `passwordEnv`).
+    #[serde(default = "postgresql_scheme")]
+    #[schemars(extend("enum" = ["postgresql", "jdbc"]))]
+    pub url_scheme: String,
+    /// The variable for the bundled server's user name (empty: none).
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^([A-Za-z_][A-Za-z0-9_]*)?$"))]
+    pub user_env: String,
+    /// The variable for the bundled server's password (empty: none).
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^([A-Za-z_][A-Za-z0-9_]*)?$"))]
+    pub password_env: String,
+}
+
+fn postgresql_scheme() -> String {
+    "postgresql".into()
+}
+
+impl Default for PostgresBudget {
+    fn default() -> Self {
+        PostgresBudget {
+            max_connections: 0,
+            reserve: 0,
+            reservations: BTreeMap::new(),
+            url_env: String::new(),
+            url_scheme: postgresql_scheme(),
+            user_env: String::new(),
+            password_env: String::new(),
+        }
+    }
 }
 
 /// Redis's declared limits.
@@ -158,7 +196,8 @@ pub struct RedisServer {
     /// variable `urlEnv` on every workload with an allocation on this server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url_secret: Option<SecretKeyRef>,
-    /// The variable that carries the URL from `urlSecret`.
+    /// The variable that carries the server's URL: from `urlSecret`, or the bundled
+    /// server's while it runs.
     #[serde(default)]
     pub url_env: String,
 }

@@ -13,15 +13,19 @@
 //! - [`dependencies`]: PostgreSQL and Redis allocations, budgets and servers.
 //! - [`stores`]: stores, scheduled jobs and pools, managed env names.
 //! - [`settings`]: the startup settings (timeouts, deadlines).
+//! - [`bundled`]: the evaluation servers the chart can run, and how feature flags
+//!   reach the application.
 //!
 //! Every type is re-exported here: `crate::model::ApiValues`.
 
+pub mod bundled;
 pub mod dependencies;
 pub mod kubernetes;
 pub mod settings;
 pub mod stores;
 pub mod workloads;
 
+pub use bundled::*;
 pub use dependencies::*;
 pub use kubernetes::*;
 pub use settings::*;

@@ -67,6 +67,11 @@ pub struct StoreRedis {
     /// Its URL, rendered into `managedEnv.redisUrl` when a store uses Redis.
     #[serde(default)]
     pub url: String,
+    /// The declared Redis server (`dependencyCapacity.redis.servers`) the stores use:
+    /// while that server is bundled, `managedEnv.redisUrl` is the bundled server's URL
+    /// instead of `url` (empty: none).
+    #[serde(default)]
+    pub server: String,
 }
 
 /// The jobs one pool owns.

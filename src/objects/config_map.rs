@@ -1,7 +1,9 @@
 //! The application's configuration file: the release's ConfigMap, and a copy for a
 //! pre-install hook Job (hooks run before the release's own objects exist).
 
-use crate::capacity::allocations::{effective_postgres_size, stated_allocations};
+use crate::capacity::allocations::{
+    effective_postgres_size, postgres_allocation_on, stated_allocations,
+};
 use crate::expr::{lit, val, Expr, ValuePath};
 use crate::manifest;
 use crate::objects::common::{
@@ -83,11 +85,30 @@ fn config_content(spec: &Spec, config: Expr) -> Expr {
     for (dependency, alloc, declared) in stated_allocations(spec) {
         let a = ValuePath::new(["workloads", &settings.sizes_from, dependency, &alloc]);
         let size = if dependency == "postgres" {
-            effective_postgres_size(&settings.sizes_from, &alloc, &declared)
+            // An allocation whose feature is off is stated as 0, as the report counts it.
+            Expr::If(
+                Box::new(postgres_allocation_on(&declared)),
+                Box::new(effective_postgres_size(
+                    &settings.sizes_from,
+                    &alloc,
+                    &declared,
+                )),
+                Box::new(lit(0)),
+            )
         } else {
             val(&a.child("size"))
         };
         pairs.push((val(&a.child("setting")), size));
+    }
+    for (feature, switch) in &spec.feature_switches {
+        if !switch.setting.is_empty() {
+            let path = ValuePath::new(["featureSwitches", feature, "setting"]);
+            let on = val(&ValuePath::new(["features", feature]));
+            pairs.push((
+                val(&path),
+                Expr::If(Box::new(on), Box::new(lit(true)), Box::new(lit(false))),
+            ));
+        }
     }
     if !settings.cache_url_key.is_empty() {
         if let Some((server, _)) = spec
@@ -95,19 +116,46 @@ fn config_content(spec: &Spec, config: Expr) -> Expr {
             .redis
             .servers
             .iter()
-            .find(|(_, s)| s.url_secret.is_some())
+            .find(|(_, s)| {
+                s.url_secret.is_some() && s.role != Some(crate::model::RedisRole::Critical)
+            })
         {
-            let env = ValuePath::new(["dependencyCapacity", "redis", "servers", server, "urlEnv"]);
+            let path = ValuePath::new(["dependencyCapacity", "redis", "servers", server]);
+            // Only while the variable is set (from the Secret or the bundled server);
+            // `null` otherwise, which the application reads as "no separate server".
+            let mut set = vec![val(&path.child("urlSecret"))];
+            if crate::model::bundleable_server_name(server) {
+                set.push(val(&crate::objects::stateful_set::redis_value(
+                    server, "enabled",
+                )));
+            }
             pairs.push((
                 val(&base.child("cacheUrlKey")),
-                Expr::Concat(vec![lit("os.environ/"), val(&env)]),
+                Expr::If(
+                    Box::new(Expr::Or(set)),
+                    Box::new(Expr::Concat(vec![
+                        lit("os.environ/"),
+                        val(&path.child("urlEnv")),
+                    ])),
+                    Box::new(Expr::Lit(serde_json::Value::Null)),
+                ),
             ));
         }
     }
+    // The operator's own keys of the section stay; the managed keys are set over them
+    // (values may not set those: `env.managed`).
+    let section = &settings.section;
+    let own = Expr::Default(
+        Box::new(Expr::Dict(Vec::new())),
+        Box::new(val(&ValuePath::new(["config", section]))),
+    );
+    let merged = pairs.into_iter().fold(own, |map, (k, v)| {
+        Expr::WithKey(Box::new(map), Box::new(k), Box::new(v))
+    });
     Expr::WithKey(
         Box::new(config),
         Box::new(val(&base.child("section"))),
-        Box::new(Expr::Dict(pairs)),
+        Box::new(merged),
     )
 }
 
@@ -158,6 +206,40 @@ pub fn hook_config_map(w: &Workload<'_>) -> Document {
             "kind": "ConfigMap",
             "metadata": (metadata(w.spec, w.object_name(), Some(w.name), annotations)),
             "data": (config_data(workload_config_text(w))),
+        }),
+    }
+}
+
+/// The bundled PostgreSQL's first-start script: the application's role, not a
+/// superuser (so `superuser_reserved_connections` holds for it), owning the database.
+/// Names and the password come from the container's env, never from template text.
+const POSTGRES_INIT: &str = r#"#!/bin/sh
+# Runs once, when the bundled PostgreSQL initialises its volume: creates the
+# application's role (not a superuser, so superuser_reserved_connections holds
+# for it) and gives it the database.
+set -eu
+psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \
+  --set app_user="$SHIPSHAPE_APP_USER" --set app_password="$SHIPSHAPE_APP_PASSWORD" \
+  --set app_db="$POSTGRES_DB" <<'SQL'
+CREATE ROLE :"app_user" LOGIN PASSWORD :'app_password';
+ALTER DATABASE :"app_db" OWNER TO :"app_user";
+SQL
+"#;
+
+/// `<release>-bundled-postgres-init`: the bundled PostgreSQL's first-start script.
+pub fn postgres_init_config_map(spec: &Spec) -> Document {
+    let name = crate::objects::common::release_name_with(spec, "bundled-postgres-init");
+    let component = crate::objects::stateful_set::POSTGRES;
+    Document {
+        file: "bundled-postgres-init-configmap.yaml".into(),
+        when: Some(val(&crate::objects::stateful_set::postgres_value(
+            "enabled",
+        ))),
+        root: manifest!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": (metadata(spec, name, Some(component), vec![])),
+            "data": { "10-application-role.sh": (POSTGRES_INIT) },
         }),
     }
 }

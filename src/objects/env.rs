@@ -6,6 +6,7 @@
 use crate::capacity::allocations::{effective_size, postgres_allocation_on};
 use crate::expr::{lit, val, Expr, ValuePath};
 use crate::manifest;
+use crate::model::{POSTGRES_PASSWORD_ENV, VALKEY_PASSWORD_ENV};
 use crate::objects::common::can_run_several_pods;
 use crate::objects::tree::{items_of, ListPart, Node};
 use crate::objects::Workload;
@@ -48,6 +49,8 @@ fn managed_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
         },
         val(&w.value("processEnv")),
     )];
+    out.extend(feature_env(w));
+    out.extend(bundled_env(w));
     out.extend(replica_and_scheduling_env(w));
     for (alloc, declared) in declared_allocations(w, "postgres") {
         let path = w.value("postgres").child(alloc);
@@ -67,7 +70,12 @@ fn managed_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
         let path = ValuePath::new(["dependencyCapacity", "redis", "servers", server]);
         let secret = path.child("urlSecret");
         let env = val(&path.child("urlEnv"));
-        let condition = Expr::And(vec![env.clone(), val(&secret)]);
+        let mut when = vec![env.clone(), val(&secret)];
+        if crate::model::bundleable_server_name(server) {
+            // The bundled server's URL instead, while it runs.
+            when.push(Expr::Not(Box::new(bundled_on(server))));
+        }
+        let condition = Expr::And(when);
         out.push((
             ListPart::Item {
                 value: manifest!({
@@ -87,9 +95,182 @@ fn managed_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
     out
 }
 
-/// The Redis servers with a URL from a Secret that a workload has allocations on.
-pub fn secret_url_servers(spec: &Spec, declared: &Value) -> Vec<String> {
-    let used: Vec<&str> = declared
+/// Each feature flag with a switch variable, as `true`/`false`: the application opens
+/// the allocations the capacity report counts for it.
+fn feature_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
+    w.spec
+        .feature_switches
+        .iter()
+        .filter(|(_, switch)| !switch.env.is_empty())
+        .map(|(feature, _)| {
+            let name = val(&ValuePath::new(["featureSwitches", feature, "env"]));
+            let on = val(&ValuePath::new(["features", feature]));
+            (
+                ListPart::Item {
+                    value: manifest!({ "name": (name.clone()), "value": (flag(on)) }),
+                    when: Some(name.clone()),
+                },
+                name,
+            )
+        })
+        .collect()
+}
+
+/// Whether the bundled server for the Redis server `server` runs.
+fn bundled_on(server: &str) -> Expr {
+    val(&crate::objects::stateful_set::redis_value(
+        server, "enabled",
+    ))
+}
+
+/// The bundled Valkey server's URL: `redis://:$(password)@<release>-bundled-valkey-<server>:6379`
+/// (Kubernetes expands `$(...)` from the variable set before it).
+pub fn bundled_redis_url(spec: &Spec, server: &str) -> Expr {
+    let component = crate::objects::stateful_set::valkey_component(server);
+    Expr::Concat(vec![
+        lit(format!("redis://:$({VALKEY_PASSWORD_ENV})@")),
+        crate::objects::common::release_name_with(spec, &component),
+        lit(":6379"),
+    ])
+}
+
+/// The bundled PostgreSQL's URL in the declared scheme.
+fn bundled_postgres_url(spec: &Spec) -> Expr {
+    let pg = |k: &str| val(&crate::objects::stateful_set::postgres_value(k));
+    let host =
+        crate::objects::common::release_name_with(spec, crate::objects::stateful_set::POSTGRES);
+    let scheme = val(&ValuePath::new([
+        "dependencyCapacity",
+        "postgres",
+        "urlScheme",
+    ]));
+    Expr::If(
+        Box::new(Expr::StrEq(Box::new(scheme), Box::new(lit("jdbc")))),
+        Box::new(Expr::Concat(vec![
+            lit("jdbc:postgresql://"),
+            host.clone(),
+            lit(":5432/"),
+            pg("database"),
+        ])),
+        Box::new(Expr::Concat(vec![
+            lit("postgresql://"),
+            pg("username"),
+            lit(format!(":$({POSTGRES_PASSWORD_ENV})@")),
+            host,
+            lit(":5432/"),
+            pg("database"),
+        ])),
+    )
+}
+
+/// A variable read from a key of the bundled servers' Secret, present when `when` holds.
+fn bundled_secret_item(w: &Workload<'_>, name: Expr, key: &str, when: Expr) -> (ListPart, Expr) {
+    (
+        ListPart::Item {
+            value: manifest!({
+                "name": (name),
+                "valueFrom": {
+                    "secretKeyRef": {
+                        "name": (crate::objects::secret::bundled_secret_name(w.spec)),
+                        "key": (key),
+                    },
+                },
+            }),
+            when: Some(when.clone()),
+        },
+        when,
+    )
+}
+
+/// The Redis servers whose bundled URL a workload reads: the servers of its allocations
+/// with a declared `urlEnv`, and the stores' server when the spec has shared stores.
+pub fn bundled_url_servers(w: &Workload<'_>) -> (Vec<String>, Option<String>) {
+    let bundleable = crate::values::bundled_defaults(w.spec).redis;
+    let used = used_servers(&w.declared);
+    let servers = w
+        .spec
+        .dependency_capacity
+        .redis
+        .servers
+        .iter()
+        .filter(|(name, s)| {
+            !s.url_env.is_empty() && used.contains(&name.as_str()) && bundleable.contains_key(*name)
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    let store = &w.spec.store_redis.server;
+    let store =
+        (!w.shared_stores.is_empty() && bundleable.contains_key(store)).then(|| store.clone());
+    (servers, store)
+}
+
+/// The bundled servers' credentials and URLs: passwords first, so that the URLs can
+/// expand them.
+fn bundled_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
+    let mut out = Vec::new();
+    let has_postgres = !declared_allocations(w, "postgres").is_empty();
+    if has_postgres {
+        let on = val(&crate::objects::stateful_set::postgres_value("enabled"));
+        out.push(bundled_secret_item(
+            w,
+            lit(POSTGRES_PASSWORD_ENV),
+            "password",
+            on.clone(),
+        ));
+        let pg = ValuePath::new(["dependencyCapacity", "postgres"]);
+        let url = val(&pg.child("urlEnv"));
+        let when = Expr::And(vec![on.clone(), url.clone()]);
+        out.push((
+            ListPart::Item {
+                value: manifest!({ "name": (url), "value": (bundled_postgres_url(w.spec)) }),
+                when: Some(when.clone()),
+            },
+            when,
+        ));
+        let user = val(&pg.child("userEnv"));
+        let when = Expr::And(vec![on.clone(), user.clone()]);
+        out.push((
+            ListPart::Item {
+                value: manifest!({
+                    "name": (user),
+                    "value": (crate::objects::stateful_set::postgres_value("username")),
+                }),
+                when: Some(when.clone()),
+            },
+            when,
+        ));
+        let password = val(&pg.child("passwordEnv"));
+        let when = Expr::And(vec![on, password.clone()]);
+        out.push(bundled_secret_item(w, password, "password", when));
+    }
+    let (servers, store) = bundled_url_servers(w);
+    let mut any: Vec<Expr> = servers.iter().map(|s| bundled_on(s)).collect();
+    any.extend(store.iter().map(|s| bundled_on(s)));
+    if !any.is_empty() {
+        out.push(bundled_secret_item(
+            w,
+            lit(VALKEY_PASSWORD_ENV),
+            "valkey-password",
+            Expr::Or(any),
+        ));
+    }
+    for server in &servers {
+        let path = ValuePath::new(["dependencyCapacity", "redis", "servers", server]);
+        let env = val(&path.child("urlEnv"));
+        let when = Expr::And(vec![env.clone(), bundled_on(server)]);
+        out.push((
+            ListPart::Item {
+                value: manifest!({ "name": (env), "value": (bundled_redis_url(w.spec, server)) }),
+                when: Some(when.clone()),
+            },
+            when,
+        ));
+    }
+    out
+}
+
+fn used_servers(declared: &Value) -> Vec<&str> {
+    declared
         .get("redis")
         .and_then(Value::as_object)
         .map(|m| {
@@ -97,7 +278,12 @@ pub fn secret_url_servers(spec: &Spec, declared: &Value) -> Vec<String> {
                 .filter_map(|a| a.get("server").and_then(Value::as_str))
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The Redis servers with a URL from a Secret that a workload has allocations on.
+pub fn secret_url_servers(spec: &Spec, declared: &Value) -> Vec<String> {
+    let used = used_servers(declared);
     spec.dependency_capacity
         .redis
         .servers
@@ -181,11 +367,17 @@ fn replica_and_scheduling_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
         ));
     }
     if !any_redis.is_empty() {
-        out.push(named_env(
-            "redisUrl",
-            val(&ValuePath::new(["storeRedis", "url"])),
-            Expr::Or(any_redis),
-        ));
+        let url = val(&ValuePath::new(["storeRedis", "url"]));
+        // While the stores' server is bundled, the bundled server's URL.
+        let url = match bundled_url_servers(w).1 {
+            Some(server) => Expr::If(
+                Box::new(bundled_on(&server)),
+                Box::new(bundled_redis_url(w.spec, &server)),
+                Box::new(url),
+            ),
+            None => url,
+        };
+        out.push(named_env("redisUrl", url, Expr::Or(any_redis)));
     }
     let pools = ValuePath::new(["scheduling", "pools"]);
     match w.class {

@@ -12,6 +12,8 @@
 //!   chart's own.
 //! - [`deployment`], [`job`] with [`pod`] (pod template, container) and [`env`] (the
 //!   env the chart manages): the workloads.
+//! - [`stateful_set`] with [`service::bundled_service`], [`secret::bundled_secret`] and
+//!   [`config_map::postgres_init_config_map`]: the bundled evaluation servers.
 //! - [`service`], [`ingress`], [`service_monitor`], [`disruption_budget`], [`network_policy`], [`autoscaler`],
 //!   [`scaled_object`]: what a workload class adds.
 
@@ -31,6 +33,7 @@ pub mod secret;
 pub mod service;
 pub mod service_account;
 pub mod service_monitor;
+pub mod stateful_set;
 pub mod tree;
 
 use crate::expr::{val, Expr, ValuePath};
@@ -47,6 +50,32 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
     ];
     if !spec.secrets.keys.is_empty() {
         docs.push(secret::secret(spec));
+    }
+    docs.push(secret::bundled_secret(spec));
+    docs.push(config_map::postgres_init_config_map(spec));
+    docs.push(stateful_set::postgres_stateful_set(spec));
+    docs.push(service::bundled_service(
+        spec,
+        stateful_set::POSTGRES,
+        "postgres",
+        5432,
+    ));
+    docs.push(network_policy::bundled_network_policy(
+        spec,
+        stateful_set::POSTGRES,
+        "postgres",
+        val(&stateful_set::postgres_value("enabled")),
+    ));
+    for server in crate::values::bundled_defaults(spec).redis.keys() {
+        let component = stateful_set::valkey_component(server);
+        docs.push(stateful_set::valkey_stateful_set(spec, server));
+        docs.push(service::bundled_service(spec, &component, "valkey", 6379));
+        docs.push(network_policy::bundled_network_policy(
+            spec,
+            &component,
+            "valkey",
+            val(&stateful_set::redis_value(server, "enabled")),
+        ));
     }
     for (name, workload) in spec.workloads.all() {
         let declared = workload.to_values();

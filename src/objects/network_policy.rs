@@ -68,3 +68,31 @@ pub fn network_policy(w: &Workload<'_>) -> Document {
         }),
     }
 }
+
+/// A bundled evaluation server's NetworkPolicy: only the release's own pods reach its
+/// port.
+pub fn bundled_network_policy(
+    spec: &crate::spec::Spec,
+    component: &str,
+    port: &str,
+    when: Expr,
+) -> Document {
+    let name = crate::objects::common::release_name_with(spec, component);
+    Document {
+        file: format!("{component}-networkpolicy.yaml"),
+        when: Some(when),
+        root: manifest!({
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": (metadata(spec, name, Some(component), vec![])),
+            "spec": {
+                "podSelector": { "matchLabels": { ..(selector_labels(spec, Some(component))) } },
+                "policyTypes": ["Ingress"],
+                "ingress": [{
+                    "from": [{ "podSelector": { "matchLabels": { ..(selector_labels(spec, None)) } } }],
+                    "ports": [{ "port": (port), "protocol": "TCP" }],
+                }],
+            },
+        }),
+    }
+}

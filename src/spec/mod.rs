@@ -41,9 +41,17 @@ pub struct Spec {
     /// Feature flags that turn connection allocations on (the gateway's outboxes).
     #[serde(default)]
     pub features: BTreeMap<String, bool>,
+    /// How each feature flag reaches the application (an env var, a key of the startup
+    /// settings section): required for every flag an allocation depends on.
+    #[serde(default)]
+    pub feature_switches: BTreeMap<String, crate::model::FeatureSwitch>,
     /// The declared connection budgets every preset must fit.
     #[serde(default)]
     pub dependency_capacity: DependencyCapacity,
+    /// The servers the chart can run for evaluation (default values; presets turn them
+    /// on). Their limits are the declared budgets.
+    #[serde(default)]
+    pub bundled: crate::model::BundledValues,
     /// Every piece of per-process state of the application, classified.
     #[serde(default)]
     pub stores: BTreeMap<String, StoreSpec>,
@@ -449,6 +457,7 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
     }
     check_allocations(spec, file)?;
     check_stores_and_pools(spec, file)?;
+    check_bundled(spec, file)?;
     for (name, preset) in &spec.presets {
         if !is_dns_label(name, 40) {
             return Err(invalid(
@@ -458,6 +467,101 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
             ));
         }
         check_builtin_choice(name, preset.builtin, file)?;
+    }
+    Ok(())
+}
+
+/// Feature switches name declared features and every flag an allocation depends on
+/// reaches the application; the store Redis server and the bundled servers name
+/// declared Redis servers; workload names leave room for the bundled servers' objects.
+fn check_bundled(spec: &Spec, file: &str) -> Result<(), SpecError> {
+    let invalid = |path: String, message: String, hint: String| SpecError::Invalid {
+        file: file.to_string(),
+        path,
+        message,
+        hint,
+    };
+    let features: Vec<&str> = spec.features.keys().map(String::as_str).collect();
+    for (name, switch) in &spec.feature_switches {
+        if !spec.features.contains_key(name) {
+            return Err(invalid(
+                format!("featureSwitches.{name}"),
+                format!("`{name}` is not a declared feature"),
+                closest(name, &features)
+                    .map(|c| format!("did you mean `{c}`?"))
+                    .unwrap_or_else(|| "declare it under `features`".into()),
+            ));
+        }
+        if !switch.setting.is_empty() && spec.startup_settings.is_none() {
+            return Err(invalid(
+                format!("featureSwitches.{name}.setting"),
+                format!("`{name}` names a settings key but the spec declares no `startupSettings`"),
+                "declare `startupSettings`, or reach the application through `env` only".into(),
+            ));
+        }
+        if switch.env.is_empty() && switch.setting.is_empty() {
+            return Err(invalid(
+                format!("featureSwitches.{name}"),
+                format!("the switch of `{name}` names neither an `env` nor a `setting`"),
+                "name the variable or the settings key the application reads the flag from".into(),
+            ));
+        }
+    }
+    for (name, workload) in spec.workloads.all() {
+        let values = workload.to_values();
+        let postgres = values.get("postgres").and_then(Value::as_object);
+        for (alloc, a) in postgres.into_iter().flatten() {
+            let feature = a.get("feature").and_then(Value::as_str).unwrap_or("");
+            if !feature.is_empty() && !spec.feature_switches.contains_key(feature) {
+                return Err(invalid(
+                    format!("featureSwitches.{feature}"),
+                    format!("the allocation `{alloc}` of `{name}` opens only with the feature `{feature}`, but nothing tells the application whether `{feature}` is on"),
+                    format!("add `featureSwitches.{feature}` with the `env` and/or `setting` the application reads it from"),
+                ));
+            }
+        }
+        if name.starts_with("bundled-") {
+            return Err(invalid(
+                format!("workloads.{}.{name}", workload.class().name()),
+                format!(
+                    "`{name}` starts with `bundled-`, the prefix of the bundled servers' objects"
+                ),
+                "rename the workload".into(),
+            ));
+        }
+    }
+    let servers: Vec<&str> = spec
+        .dependency_capacity
+        .redis
+        .servers
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let unknown_server = |path: String, server: &str| {
+        invalid(
+            path,
+            format!("`{server}` is not a declared Redis server"),
+            closest(server, &servers)
+                .map(|c| format!("did you mean `{c}`?"))
+                .unwrap_or_else(|| "declare it under `dependencyCapacity.redis.servers`".into()),
+        )
+    };
+    let store_server = &spec.store_redis.server;
+    if !store_server.is_empty() && !servers.contains(&store_server.as_str()) {
+        return Err(unknown_server("storeRedis.server".into(), store_server));
+    }
+    for server in spec.bundled.redis.keys() {
+        let path = format!("bundled.redis.{server}");
+        if !servers.contains(&server.as_str()) {
+            return Err(unknown_server(path, server));
+        }
+        if !crate::model::bundleable_server_name(server) {
+            return Err(invalid(
+                path,
+                format!("the Redis server `{server}` cannot be bundled: its name becomes part of object names"),
+                "rename the server with lowercase letters, digits and `-`, at most 40 characters".into(),
+            ));
+        }
     }
     Ok(())
 }

@@ -85,6 +85,8 @@ pub fn default_values(spec: &Spec) -> Value {
     root.insert("configFile".into(), to_json(&spec.config_file));
     root.insert("config".into(), Value::Object(spec.config.clone()));
     root.insert("features".into(), to_json(&spec.features));
+    root.insert("featureSwitches".into(), to_json(&spec.feature_switches));
+    root.insert("bundled".into(), to_json(&bundled_defaults(spec)));
     root.insert("replicaStrict".into(), Value::Bool(spec.replica_strict));
     let stores: Map<String, Value> = spec
         .stores
@@ -117,6 +119,18 @@ pub fn default_values(spec: &Spec) -> Value {
     );
     root.insert("workloads".into(), Value::Object(workloads));
     numbers_as_floats(Value::Object(root))
+}
+
+/// The bundled servers' defaults: the spec's, with an entry (off) for every declared
+/// Redis server whose name can name objects.
+pub fn bundled_defaults(spec: &Spec) -> crate::model::BundledValues {
+    let mut bundled = spec.bundled.clone();
+    for server in spec.dependency_capacity.redis.servers.keys() {
+        if crate::model::bundleable_server_name(server) {
+            bundled.redis.entry(server.clone()).or_default();
+        }
+    }
+    bundled
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Value {

@@ -506,7 +506,7 @@ fn diff_starts_with_capacity_before_and_after_and_the_findings_that_appear() {
         "| **changed** | `default` | PostgreSQL connections | 100 → 118 (+18) | 180 | 80 → 62 |",
         "| **changed** | `autoscaling` | PostgreSQL connections | 172 → 166 (-6) | 180 | 8 → 14 |",
         "| **changed** | `keda` | PostgreSQL connections | 172 → 190 (+18) | 180 | 8 → **exceeded by 10** |",
-        "7 of 7 rows change.",
+        "8 of 24 rows change.",
         "Appear:\n\n- preset `keda`: **error** `capacity.postgres` at `dependencyCapacity.postgres`: peak postgresql connections 190 exceed the budget of 180",
         "> preset `keda` is not rendered: its values are refused (see the guard findings)",
         "### Rendered object changes: preset `autoscaling`",

@@ -286,18 +286,28 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
         maybe(rng, "readinessProbe", probe);
         let probe = json!({"tcpSocket": {"port": 8080}});
         maybe(rng, "livenessProbe", probe);
-        // A second role: its port, Service, monitor, budget and HPA.
+        // A second role: its port, Service, monitor, budget and HPA, mostly in the
+        // combinations the guards accept (a Service needs a port, a monitor the
+        // Service, a budget keeps a pod evictable, a pool's HPA stays at one pod
+        // unless it elects a leader).
         let port = *rng.pick(&[0u64, 1, 9090, 65535]);
+        let service = port > 0 && rng.chance(60);
         maybe(rng, "port", json!(port));
-        let svc = json!({"enabled": rng.chance(50), "type": "ClusterIP", "port": 9090, "annotations": string_map(rng, &[]), "labels": string_map(rng, &[])});
+        let svc = json!({"enabled": service, "type": "ClusterIP", "port": 9090, "annotations": string_map(rng, &[]), "labels": string_map(rng, &[])});
         maybe(rng, "service", svc);
-        let monitor = json!({"enabled": rng.chance(40), "path": "/metrics", "interval": "", "scrapeTimeout": "", "labels": {}});
+        let monitor = json!({"enabled": service && rng.chance(50), "path": "/metrics", "interval": "", "scrapeTimeout": "", "labels": {}});
         maybe(rng, "serviceMonitor", monitor);
+        let min_available = if rng.chance(80) { 0 } else { 1 };
         let pdb =
-            json!({"enabled": rng.chance(50), "maxUnavailable": 1, "minAvailable": rng.below(3)});
+            json!({"enabled": rng.chance(50), "maxUnavailable": 1, "minAvailable": min_available});
         maybe(rng, "podDisruptionBudget", pdb);
         let most = plan["replicaCount"].as_f64().unwrap_or(1.0).max(1.0) as u64;
-        let hpa = json!({"enabled": rng.chance(50), "minReplicas": 1, "maxReplicas": 1 + rng.next() % most, "podsMetric": *rng.pick(&["", "queue_depth"])});
+        let max = if class == WorkloadClass::Pool {
+            1
+        } else {
+            1 + rng.next() % most
+        };
+        let hpa = json!({"enabled": rng.chance(50), "minReplicas": 1, "maxReplicas": max, "podsMetric": *rng.pick(&["", "queue_depth"])});
         maybe(rng, "autoscaling", hpa);
     }
     if class == WorkloadClass::Api {
@@ -363,7 +373,8 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
         maybe(rng, "terminationGracePeriodSeconds", json!(grace));
         let svc = json!({"type": "ClusterIP", "port": 8443, "annotations": string_map(rng, &[]), "labels": string_map(rng, &[])});
         maybe(rng, "service", svc);
-        let pdb = json!({"enabled": rng.chance(50), "maxUnavailable": "50%", "minAvailable": rng.below(2)});
+        let min_available = if rng.chance(80) { 0 } else { 1 };
+        let pdb = json!({"enabled": rng.chance(50), "maxUnavailable": "50%", "minAvailable": min_available});
         maybe(rng, "podDisruptionBudget", pdb);
     } else if class != WorkloadClass::Migrate {
         let grace = *rng.pick(&[0u64, 30, 330, 2147483647]);
@@ -487,6 +498,55 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
             "startupSettings".into(),
             json!({"foreground": {"lock": {"seconds": seconds}}}),
         );
+    }
+    // The bundled servers: on or off, hostile images and Secret names; their limits stay
+    // the declared budgets, whatever else changes.
+    if rng.chance(40) {
+        let mut bundled = Map::new();
+        let postgres_on = rng.chance(50);
+        bundled.insert(
+            "postgres".into(),
+            json!({"enabled": postgres_on, "image": {"repository": hostile(rng), "tag": hostile(rng)}, "database": *rng.pick(&["app", "gw_db"]), "username": *rng.pick(&["app", "_svc"]), "storage": *rng.pick(&["1Gi", "500Mi", "2"])}),
+        );
+        let mut redis = Map::new();
+        for server in base["bundled"]["redis"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
+            if rng.chance(70) {
+                redis.insert(server.clone(), json!({"enabled": rng.chance(60), "image": {"repository": hostile(rng), "tag": "8"}}));
+            }
+        }
+        bundled.insert("redis".into(), Value::Object(redis));
+        if rng.chance(30) {
+            bundled.insert("existingSecret".into(), hostile(rng));
+        }
+        root.insert("bundled".into(), Value::Object(bundled));
+        if postgres_on {
+            if let Some(Value::Object(workloads)) = root.get_mut("workloads") {
+                for name in spec.workloads.migrate.keys() {
+                    let w = workloads.entry(name.clone()).or_insert_with(|| json!({}));
+                    if let Value::Object(w) = w {
+                        w.insert("hookPhase".into(), json!("post"));
+                    }
+                }
+            }
+        }
+    }
+    // The operator's own keys of the settings section, beside the managed ones.
+    if let Some(settings) = &spec.startup_settings {
+        if rng.chance(40) {
+            let mut own = Map::new();
+            for _ in 0..rng.below(4) {
+                own.insert(format!("own_{}", rng.below(100)), random_tree(rng, 1));
+            }
+            let config = root.entry("config").or_insert_with(|| json!({}));
+            if let Value::Object(config) = config {
+                config.insert(settings.section.clone(), Value::Object(own));
+            }
+        }
     }
     let mut features = Map::new();
     for k in spec.features.keys() {

@@ -74,6 +74,26 @@ helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name 
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-billing-config")) }}
 {{- end }}
 
+{{/* `<release>-bundled`, cut to 63 characters: an object name. */}}
+{{- define "agent-platform.name.bundled" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled")) }}
+{{- end }}
+
+{{/* `<release>-bundled-postgres`, cut to 63 characters: an object name. */}}
+{{- define "agent-platform.name.bundled-postgres" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres")) }}
+{{- end }}
+
+{{/* `<release>-bundled-postgres-init`, cut to 63 characters: an object name. */}}
+{{- define "agent-platform.name.bundled-postgres-init" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres-init")) }}
+{{- end }}
+
+{{/* `<release>-bundled-valkey-valkey`, cut to 63 characters: an object name. */}}
+{{- define "agent-platform.name.bundled-valkey-valkey" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-valkey-valkey")) }}
+{{- end }}
+
 {{/* `<release>-config`, cut to 63 characters: an object name. */}}
 {{- define "agent-platform.name.config" -}}
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-config")) }}

@@ -5,44 +5,105 @@
 {{ toJson (set
     (deepCopy $.Values.config)
     $.Values.startupSettings.section
-    (dict $.Values.startupSettings.foreground.lock.key
-      $.Values.startupSettings.foreground.lock.seconds
-      $.Values.startupSettings.foreground.statement.key
-      $.Values.startupSettings.foreground.statement.seconds
-      $.Values.startupSettings.foreground.transaction.key
-      $.Values.startupSettings.foreground.transaction.seconds
-      $.Values.startupSettings.background.lock.key
-      $.Values.startupSettings.background.lock.seconds
-      $.Values.startupSettings.background.statement.key
-      $.Values.startupSettings.background.statement.seconds
-      $.Values.startupSettings.background.transaction.key
-      $.Values.startupSettings.background.transaction.seconds
-      $.Values.startupSettings.deadlines.acquisition.key
-      $.Values.startupSettings.deadlines.acquisition.seconds
-      $.Values.startupSettings.deadlines.redisAcquisition.key
-      $.Values.startupSettings.deadlines.redisAcquisition.seconds
-      $.Values.startupSettings.deadlines.redisConnect.key
-      $.Values.startupSettings.deadlines.redisConnect.seconds
-      $.Values.startupSettings.deadlines.redisSocket.key
-      $.Values.startupSettings.deadlines.redisSocket.seconds
-      $.Values.workloads.api.postgres.control.setting
-      $.Values.workloads.api.postgres.control.size
-      $.Values.workloads.api.postgres.foreground.setting
-      $.Values.workloads.api.postgres.foreground.size
-      $.Values.workloads.api.postgres.telemetry.setting
-      $.Values.workloads.api.postgres.telemetry.size
-      $.Values.workloads.api.postgres.telemetry_settlement.setting
-      $.Values.workloads.api.postgres.telemetry_settlement.size
-      $.Values.workloads.api.postgres.telemetry_worker.setting
-      $.Values.workloads.api.postgres.telemetry_worker.size
-      $.Values.workloads.api.redis.bulk.setting
-      $.Values.workloads.api.redis.bulk.size
-      $.Values.workloads.api.redis.cache.setting
-      $.Values.workloads.api.redis.cache.size
-      $.Values.workloads.api.redis.critical.setting
-      $.Values.workloads.api.redis.critical.size
+    (set
+      (deepCopy
+        (set
+          (deepCopy
+            (set
+              (deepCopy
+                (set
+                  (deepCopy
+                    (set
+                      (deepCopy
+                        (set
+                          (deepCopy
+                            (set
+                              (deepCopy
+                                (set
+                                  (deepCopy
+                                    (set
+                                      (deepCopy
+                                        (set
+                                          (deepCopy
+                                            (set
+                                              (deepCopy
+                                                (set
+                                                  (deepCopy
+                                                    (set
+                                                      (deepCopy
+                                                        (set
+                                                          (deepCopy
+                                                            (set
+                                                              (deepCopy
+                                                                (set
+                                                                  (deepCopy
+                                                                    (set
+                                                                      (deepCopy
+                                                                        (set
+                                                                          (deepCopy
+                                                                            (set
+                                                                              (deepCopy
+                                                                                (set
+                                                                                  (deepCopy
+                                                                                    (default
+                                                                                      (dict)
+                                                                                      $.Values.config.general_settings))
+                                                                                  $.Values.startupSettings.foreground.lock.key
+                                                                                  $.Values.startupSettings.foreground.lock.seconds))
+                                                                              $.Values.startupSettings.foreground.statement.key
+                                                                              $.Values.startupSettings.foreground.statement.seconds))
+                                                                          $.Values.startupSettings.foreground.transaction.key
+                                                                          $.Values.startupSettings.foreground.transaction.seconds))
+                                                                      $.Values.startupSettings.background.lock.key
+                                                                      $.Values.startupSettings.background.lock.seconds))
+                                                                  $.Values.startupSettings.background.statement.key
+                                                                  $.Values.startupSettings.background.statement.seconds))
+                                                              $.Values.startupSettings.background.transaction.key
+                                                              $.Values.startupSettings.background.transaction.seconds))
+                                                          $.Values.startupSettings.deadlines.acquisition.key
+                                                          $.Values.startupSettings.deadlines.acquisition.seconds))
+                                                      $.Values.startupSettings.deadlines.redisAcquisition.key
+                                                      $.Values.startupSettings.deadlines.redisAcquisition.seconds))
+                                                  $.Values.startupSettings.deadlines.redisConnect.key
+                                                  $.Values.startupSettings.deadlines.redisConnect.seconds))
+                                              $.Values.startupSettings.deadlines.redisSocket.key
+                                              $.Values.startupSettings.deadlines.redisSocket.seconds))
+                                          $.Values.workloads.api.postgres.control.setting
+                                          (ternary $.Values.workloads.api.postgres.control.size
+                                            0
+                                            (not (not true)))))
+                                      $.Values.workloads.api.postgres.foreground.setting
+                                      (ternary $.Values.workloads.api.postgres.foreground.size
+                                        0
+                                        (not (not true)))))
+                                  $.Values.workloads.api.postgres.telemetry.setting
+                                  (ternary $.Values.workloads.api.postgres.telemetry.size
+                                    0
+                                    (not (not $.Values.features.durableTelemetry)))))
+                              $.Values.workloads.api.postgres.telemetry_settlement.setting
+                              (ternary $.Values.workloads.api.postgres.telemetry_settlement.size
+                                0
+                                (not (not $.Values.features.durableTelemetry)))))
+                          $.Values.workloads.api.postgres.telemetry_worker.setting
+                          (ternary $.Values.workloads.api.postgres.telemetry_worker.size
+                            0
+                            (not (not $.Values.features.durableTelemetry)))))
+                      $.Values.workloads.api.redis.bulk.setting
+                      $.Values.workloads.api.redis.bulk.size))
+                  $.Values.workloads.api.redis.cache.setting
+                  $.Values.workloads.api.redis.cache.size))
+              $.Values.workloads.api.redis.critical.setting
+              $.Values.workloads.api.redis.critical.size))
+          $.Values.featureSwitches.durableTelemetry.setting
+          (ternary true false (not (not $.Values.features.durableTelemetry)))))
       $.Values.startupSettings.cacheUrlKey
-      (print "os.environ/" $.Values.dependencyCapacity.redis.servers.cache.urlEnv))) }}
+      (ternary
+        (print "os.environ/" $.Values.dependencyCapacity.redis.servers.cache.urlEnv)
+        nil
+        (not
+          (not
+            (or $.Values.dependencyCapacity.redis.servers.cache.urlSecret
+              $.Values.bundled.redis.cache.enabled)))))) }}
 {{- end }}
 
 {{/* The named template config.api. */}}
@@ -50,44 +111,105 @@
 {{ toJson (set
     (deepCopy (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.api.configOverlay))
     $.Values.startupSettings.section
-    (dict $.Values.startupSettings.foreground.lock.key
-      $.Values.startupSettings.foreground.lock.seconds
-      $.Values.startupSettings.foreground.statement.key
-      $.Values.startupSettings.foreground.statement.seconds
-      $.Values.startupSettings.foreground.transaction.key
-      $.Values.startupSettings.foreground.transaction.seconds
-      $.Values.startupSettings.background.lock.key
-      $.Values.startupSettings.background.lock.seconds
-      $.Values.startupSettings.background.statement.key
-      $.Values.startupSettings.background.statement.seconds
-      $.Values.startupSettings.background.transaction.key
-      $.Values.startupSettings.background.transaction.seconds
-      $.Values.startupSettings.deadlines.acquisition.key
-      $.Values.startupSettings.deadlines.acquisition.seconds
-      $.Values.startupSettings.deadlines.redisAcquisition.key
-      $.Values.startupSettings.deadlines.redisAcquisition.seconds
-      $.Values.startupSettings.deadlines.redisConnect.key
-      $.Values.startupSettings.deadlines.redisConnect.seconds
-      $.Values.startupSettings.deadlines.redisSocket.key
-      $.Values.startupSettings.deadlines.redisSocket.seconds
-      $.Values.workloads.api.postgres.control.setting
-      $.Values.workloads.api.postgres.control.size
-      $.Values.workloads.api.postgres.foreground.setting
-      $.Values.workloads.api.postgres.foreground.size
-      $.Values.workloads.api.postgres.telemetry.setting
-      $.Values.workloads.api.postgres.telemetry.size
-      $.Values.workloads.api.postgres.telemetry_settlement.setting
-      $.Values.workloads.api.postgres.telemetry_settlement.size
-      $.Values.workloads.api.postgres.telemetry_worker.setting
-      $.Values.workloads.api.postgres.telemetry_worker.size
-      $.Values.workloads.api.redis.bulk.setting
-      $.Values.workloads.api.redis.bulk.size
-      $.Values.workloads.api.redis.cache.setting
-      $.Values.workloads.api.redis.cache.size
-      $.Values.workloads.api.redis.critical.setting
-      $.Values.workloads.api.redis.critical.size
+    (set
+      (deepCopy
+        (set
+          (deepCopy
+            (set
+              (deepCopy
+                (set
+                  (deepCopy
+                    (set
+                      (deepCopy
+                        (set
+                          (deepCopy
+                            (set
+                              (deepCopy
+                                (set
+                                  (deepCopy
+                                    (set
+                                      (deepCopy
+                                        (set
+                                          (deepCopy
+                                            (set
+                                              (deepCopy
+                                                (set
+                                                  (deepCopy
+                                                    (set
+                                                      (deepCopy
+                                                        (set
+                                                          (deepCopy
+                                                            (set
+                                                              (deepCopy
+                                                                (set
+                                                                  (deepCopy
+                                                                    (set
+                                                                      (deepCopy
+                                                                        (set
+                                                                          (deepCopy
+                                                                            (set
+                                                                              (deepCopy
+                                                                                (set
+                                                                                  (deepCopy
+                                                                                    (default
+                                                                                      (dict)
+                                                                                      $.Values.config.general_settings))
+                                                                                  $.Values.startupSettings.foreground.lock.key
+                                                                                  $.Values.startupSettings.foreground.lock.seconds))
+                                                                              $.Values.startupSettings.foreground.statement.key
+                                                                              $.Values.startupSettings.foreground.statement.seconds))
+                                                                          $.Values.startupSettings.foreground.transaction.key
+                                                                          $.Values.startupSettings.foreground.transaction.seconds))
+                                                                      $.Values.startupSettings.background.lock.key
+                                                                      $.Values.startupSettings.background.lock.seconds))
+                                                                  $.Values.startupSettings.background.statement.key
+                                                                  $.Values.startupSettings.background.statement.seconds))
+                                                              $.Values.startupSettings.background.transaction.key
+                                                              $.Values.startupSettings.background.transaction.seconds))
+                                                          $.Values.startupSettings.deadlines.acquisition.key
+                                                          $.Values.startupSettings.deadlines.acquisition.seconds))
+                                                      $.Values.startupSettings.deadlines.redisAcquisition.key
+                                                      $.Values.startupSettings.deadlines.redisAcquisition.seconds))
+                                                  $.Values.startupSettings.deadlines.redisConnect.key
+                                                  $.Values.startupSettings.deadlines.redisConnect.seconds))
+                                              $.Values.startupSettings.deadlines.redisSocket.key
+                                              $.Values.startupSettings.deadlines.redisSocket.seconds))
+                                          $.Values.workloads.api.postgres.control.setting
+                                          (ternary $.Values.workloads.api.postgres.control.size
+                                            0
+                                            (not (not true)))))
+                                      $.Values.workloads.api.postgres.foreground.setting
+                                      (ternary $.Values.workloads.api.postgres.foreground.size
+                                        0
+                                        (not (not true)))))
+                                  $.Values.workloads.api.postgres.telemetry.setting
+                                  (ternary $.Values.workloads.api.postgres.telemetry.size
+                                    0
+                                    (not (not $.Values.features.durableTelemetry)))))
+                              $.Values.workloads.api.postgres.telemetry_settlement.setting
+                              (ternary $.Values.workloads.api.postgres.telemetry_settlement.size
+                                0
+                                (not (not $.Values.features.durableTelemetry)))))
+                          $.Values.workloads.api.postgres.telemetry_worker.setting
+                          (ternary $.Values.workloads.api.postgres.telemetry_worker.size
+                            0
+                            (not (not $.Values.features.durableTelemetry)))))
+                      $.Values.workloads.api.redis.bulk.setting
+                      $.Values.workloads.api.redis.bulk.size))
+                  $.Values.workloads.api.redis.cache.setting
+                  $.Values.workloads.api.redis.cache.size))
+              $.Values.workloads.api.redis.critical.setting
+              $.Values.workloads.api.redis.critical.size))
+          $.Values.featureSwitches.durableTelemetry.setting
+          (ternary true false (not (not $.Values.features.durableTelemetry)))))
       $.Values.startupSettings.cacheUrlKey
-      (print "os.environ/" $.Values.dependencyCapacity.redis.servers.cache.urlEnv))) }}
+      (ternary
+        (print "os.environ/" $.Values.dependencyCapacity.redis.servers.cache.urlEnv)
+        nil
+        (not
+          (not
+            (or $.Values.dependencyCapacity.redis.servers.cache.urlSecret
+              $.Values.bundled.redis.cache.enabled)))))) }}
 {{- end }}
 
 {{/* The named template config.batch-worker. */}}
@@ -98,44 +220,105 @@
         (deepCopy $.Values.config)
         (index $.Values "workloads" "batch-worker" "configOverlay")))
     $.Values.startupSettings.section
-    (dict $.Values.startupSettings.foreground.lock.key
-      $.Values.startupSettings.foreground.lock.seconds
-      $.Values.startupSettings.foreground.statement.key
-      $.Values.startupSettings.foreground.statement.seconds
-      $.Values.startupSettings.foreground.transaction.key
-      $.Values.startupSettings.foreground.transaction.seconds
-      $.Values.startupSettings.background.lock.key
-      $.Values.startupSettings.background.lock.seconds
-      $.Values.startupSettings.background.statement.key
-      $.Values.startupSettings.background.statement.seconds
-      $.Values.startupSettings.background.transaction.key
-      $.Values.startupSettings.background.transaction.seconds
-      $.Values.startupSettings.deadlines.acquisition.key
-      $.Values.startupSettings.deadlines.acquisition.seconds
-      $.Values.startupSettings.deadlines.redisAcquisition.key
-      $.Values.startupSettings.deadlines.redisAcquisition.seconds
-      $.Values.startupSettings.deadlines.redisConnect.key
-      $.Values.startupSettings.deadlines.redisConnect.seconds
-      $.Values.startupSettings.deadlines.redisSocket.key
-      $.Values.startupSettings.deadlines.redisSocket.seconds
-      $.Values.workloads.api.postgres.control.setting
-      $.Values.workloads.api.postgres.control.size
-      $.Values.workloads.api.postgres.foreground.setting
-      $.Values.workloads.api.postgres.foreground.size
-      $.Values.workloads.api.postgres.telemetry.setting
-      $.Values.workloads.api.postgres.telemetry.size
-      $.Values.workloads.api.postgres.telemetry_settlement.setting
-      $.Values.workloads.api.postgres.telemetry_settlement.size
-      $.Values.workloads.api.postgres.telemetry_worker.setting
-      $.Values.workloads.api.postgres.telemetry_worker.size
-      $.Values.workloads.api.redis.bulk.setting
-      $.Values.workloads.api.redis.bulk.size
-      $.Values.workloads.api.redis.cache.setting
-      $.Values.workloads.api.redis.cache.size
-      $.Values.workloads.api.redis.critical.setting
-      $.Values.workloads.api.redis.critical.size
+    (set
+      (deepCopy
+        (set
+          (deepCopy
+            (set
+              (deepCopy
+                (set
+                  (deepCopy
+                    (set
+                      (deepCopy
+                        (set
+                          (deepCopy
+                            (set
+                              (deepCopy
+                                (set
+                                  (deepCopy
+                                    (set
+                                      (deepCopy
+                                        (set
+                                          (deepCopy
+                                            (set
+                                              (deepCopy
+                                                (set
+                                                  (deepCopy
+                                                    (set
+                                                      (deepCopy
+                                                        (set
+                                                          (deepCopy
+                                                            (set
+                                                              (deepCopy
+                                                                (set
+                                                                  (deepCopy
+                                                                    (set
+                                                                      (deepCopy
+                                                                        (set
+                                                                          (deepCopy
+                                                                            (set
+                                                                              (deepCopy
+                                                                                (set
+                                                                                  (deepCopy
+                                                                                    (default
+                                                                                      (dict)
+                                                                                      $.Values.config.general_settings))
+                                                                                  $.Values.startupSettings.foreground.lock.key
+                                                                                  $.Values.startupSettings.foreground.lock.seconds))
+                                                                              $.Values.startupSettings.foreground.statement.key
+                                                                              $.Values.startupSettings.foreground.statement.seconds))
+                                                                          $.Values.startupSettings.foreground.transaction.key
+                                                                          $.Values.startupSettings.foreground.transaction.seconds))
+                                                                      $.Values.startupSettings.background.lock.key
+                                                                      $.Values.startupSettings.background.lock.seconds))
+                                                                  $.Values.startupSettings.background.statement.key
+                                                                  $.Values.startupSettings.background.statement.seconds))
+                                                              $.Values.startupSettings.background.transaction.key
+                                                              $.Values.startupSettings.background.transaction.seconds))
+                                                          $.Values.startupSettings.deadlines.acquisition.key
+                                                          $.Values.startupSettings.deadlines.acquisition.seconds))
+                                                      $.Values.startupSettings.deadlines.redisAcquisition.key
+                                                      $.Values.startupSettings.deadlines.redisAcquisition.seconds))
+                                                  $.Values.startupSettings.deadlines.redisConnect.key
+                                                  $.Values.startupSettings.deadlines.redisConnect.seconds))
+                                              $.Values.startupSettings.deadlines.redisSocket.key
+                                              $.Values.startupSettings.deadlines.redisSocket.seconds))
+                                          $.Values.workloads.api.postgres.control.setting
+                                          (ternary $.Values.workloads.api.postgres.control.size
+                                            0
+                                            (not (not true)))))
+                                      $.Values.workloads.api.postgres.foreground.setting
+                                      (ternary $.Values.workloads.api.postgres.foreground.size
+                                        0
+                                        (not (not true)))))
+                                  $.Values.workloads.api.postgres.telemetry.setting
+                                  (ternary $.Values.workloads.api.postgres.telemetry.size
+                                    0
+                                    (not (not $.Values.features.durableTelemetry)))))
+                              $.Values.workloads.api.postgres.telemetry_settlement.setting
+                              (ternary $.Values.workloads.api.postgres.telemetry_settlement.size
+                                0
+                                (not (not $.Values.features.durableTelemetry)))))
+                          $.Values.workloads.api.postgres.telemetry_worker.setting
+                          (ternary $.Values.workloads.api.postgres.telemetry_worker.size
+                            0
+                            (not (not $.Values.features.durableTelemetry)))))
+                      $.Values.workloads.api.redis.bulk.setting
+                      $.Values.workloads.api.redis.bulk.size))
+                  $.Values.workloads.api.redis.cache.setting
+                  $.Values.workloads.api.redis.cache.size))
+              $.Values.workloads.api.redis.critical.setting
+              $.Values.workloads.api.redis.critical.size))
+          $.Values.featureSwitches.durableTelemetry.setting
+          (ternary true false (not (not $.Values.features.durableTelemetry)))))
       $.Values.startupSettings.cacheUrlKey
-      (print "os.environ/" $.Values.dependencyCapacity.redis.servers.cache.urlEnv))) }}
+      (ternary
+        (print "os.environ/" $.Values.dependencyCapacity.redis.servers.cache.urlEnv)
+        nil
+        (not
+          (not
+            (or $.Values.dependencyCapacity.redis.servers.cache.urlSecret
+              $.Values.bundled.redis.cache.enabled)))))) }}
 {{- end }}
 
 {{/* The standard labels of every object (each adds its component). */}}
@@ -165,6 +348,31 @@ helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name 
 {{/* `<release>-batch-worker-config`, cut to 63 characters: an object name. */}}
 {{- define "llm-gateway.name.batch-worker-config" -}}
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-batch-worker-config")) }}
+{{- end }}
+
+{{/* `<release>-bundled`, cut to 63 characters: an object name. */}}
+{{- define "llm-gateway.name.bundled" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled")) }}
+{{- end }}
+
+{{/* `<release>-bundled-postgres`, cut to 63 characters: an object name. */}}
+{{- define "llm-gateway.name.bundled-postgres" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres")) }}
+{{- end }}
+
+{{/* `<release>-bundled-postgres-init`, cut to 63 characters: an object name. */}}
+{{- define "llm-gateway.name.bundled-postgres-init" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres-init")) }}
+{{- end }}
+
+{{/* `<release>-bundled-valkey-cache`, cut to 63 characters: an object name. */}}
+{{- define "llm-gateway.name.bundled-valkey-cache" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-valkey-cache")) }}
+{{- end }}
+
+{{/* `<release>-bundled-valkey-critical`, cut to 63 characters: an object name. */}}
+{{- define "llm-gateway.name.bundled-valkey-critical" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-valkey-critical")) }}
 {{- end }}
 
 {{/* `<release>-config`, cut to 63 characters: an object name. */}}

@@ -29,6 +29,21 @@ app.kubernetes.io/managed-by: {{ $.Release.Service | toJson }}
 helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name "-" $.Chart.Version))) | toJson }}
 {{- end }}
 
+{{/* `<release>-bundled`, cut to 63 characters: an object name. */}}
+{{- define "web-shop.name.bundled" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled")) }}
+{{- end }}
+
+{{/* `<release>-bundled-postgres`, cut to 63 characters: an object name. */}}
+{{- define "web-shop.name.bundled-postgres" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres")) }}
+{{- end }}
+
+{{/* `<release>-bundled-postgres-init`, cut to 63 characters: an object name. */}}
+{{- define "web-shop.name.bundled-postgres-init" -}}
+{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres-init")) }}
+{{- end }}
+
 {{/* `<release>-config`, cut to 63 characters: an object name. */}}
 {{- define "web-shop.name.config" -}}
 {{ trimSuffix "-" (trunc 63 (print $.Release.Name "-config")) }}
