@@ -46,6 +46,18 @@ pub fn values_schema(spec: &Spec) -> Value {
     }
     let names: Vec<&str> = spec.workloads.all().iter().map(|(n, _)| *n).collect();
     let mut properties = json!({
+        "nameOverride": {
+            "description": "Replaces the chart's name in the full name and in the `app.kubernetes.io/name` label (empty: the chart's name). Changing it on an installed release renames its objects and changes its selectors, which a Deployment refuses.",
+            "type": "string",
+            "maxLength": crate::model::naming::MAX_NAME,
+            "pattern": NAME_OVERRIDE_PATTERN
+        },
+        "fullnameOverride": {
+            "description": "Replaces the full name every object name starts with (empty: the release name, followed by `-<chart name>` unless it contains it). Each name keeps its own suffix, so names stay unique.",
+            "type": "string",
+            "maxLength": crate::model::naming::MAX_NAME,
+            "pattern": NAME_OVERRIDE_PATTERN
+        },
         "image": gen.subschema_for::<ImageValues>().to_value(),
         "imagePullSecrets": {
             "description": "Image pull secrets of every pod.",
@@ -116,7 +128,7 @@ pub fn values_schema(spec: &Spec) -> Value {
         "title": format!("Values of the {} chart", spec.chart.name),
         "type": "object",
         "properties": properties,
-        "required": ["capacityPlan", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "replicaStrict", "stores", "storeRedis", "secrets", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads"],
+        "required": ["capacityPlan", "nameOverride", "fullnameOverride", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "replicaStrict", "stores", "storeRedis", "secrets", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads"],
         "additionalProperties": false,
         "definitions": Value::Object(definitions.into_iter().collect()),
     });
@@ -130,6 +142,10 @@ pub fn values_schema(spec: &Spec) -> Value {
     }
     root
 }
+
+/// `nameOverride` and `fullnameOverride`: empty, or a DNS label, so every name and
+/// the `app.kubernetes.io/name` label they make is valid.
+const NAME_OVERRIDE_PATTERN: &str = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$";
 
 /// The names of the checked plans: `default` and every preset.
 pub fn plan_names(spec: &Spec) -> Vec<String> {

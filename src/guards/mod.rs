@@ -16,6 +16,7 @@ pub mod capacity;
 pub mod drain;
 pub mod job_partition;
 pub mod managed_env;
+pub mod names;
 pub mod one_autoscaler;
 pub mod partition;
 pub mod pooler_mode;

@@ -13,11 +13,14 @@
 //! - [`dependencies`]: PostgreSQL and Redis allocations, budgets and servers.
 //! - [`stores`]: stores, scheduled jobs and pools, managed env names.
 //! - [`settings`]: the startup settings (timeouts, deadlines).
+//! - [`naming`]: object names and selector labels (`nameOverride`, `fullnameOverride`,
+//!   the spec's `takeover` block).
 //!
 //! Every type is re-exported here: `crate::model::ApiValues`.
 
 pub mod dependencies;
 pub mod kubernetes;
+pub mod naming;
 pub mod settings;
 pub mod stores;
 pub mod workloads;

@@ -70,6 +70,11 @@ pub struct Spec {
     pub startup_settings: Option<crate::model::StartupSettings>,
     /// The workloads, grouped by class, each named.
     pub workloads: Workloads,
+    /// Taking over a release of a hand-written chart: per workload, the object name
+    /// and the selector labels of the old chart, so `helm upgrade` patches its objects
+    /// in place (a Deployment's selector cannot change).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub takeover: BTreeMap<String, crate::model::naming::WorkloadTakeover>,
     /// Kubernetes versions `shipshape validate` checks every preset against.
     #[serde(default = "default_kubernetes_versions")]
     pub kubernetes_versions: Vec<String>,
@@ -269,6 +274,24 @@ pub enum SpecError {
     },
 }
 
+impl Spec {
+    /// How the objects named after `suffix` (a workload, or `config`,
+    /// `dependency-capacity`, `secrets`) are named: the takeover template of a
+    /// workload that has one, else `<fullname>-<suffix>`.
+    pub fn object_name_pattern(&self, suffix: &str) -> crate::model::naming::NamePattern {
+        use crate::model::naming::{parse_template, NamePattern};
+        match self
+            .takeover
+            .get(suffix)
+            .and_then(|t| t.name.as_deref())
+            .and_then(|t| parse_template(t, false).ok())
+        {
+            Some(parts) => NamePattern::Template(parts),
+            None => NamePattern::Suffixed(suffix.to_string()),
+        }
+    }
+}
+
 /// Parses and checks a spec. `file` names the source in error messages.
 pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
     let options = serde_saphyr::Options::default();
@@ -430,6 +453,7 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
     }
     check_allocations(spec, file)?;
     check_stores_and_pools(spec, file)?;
+    check_takeover(spec, file)?;
     for (name, preset) in &spec.presets {
         if !is_dns_label(name, 40) {
             return Err(invalid(
@@ -439,6 +463,73 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
             ));
         }
         check_builtin_choice(name, preset.builtin, file)?;
+    }
+    Ok(())
+}
+
+/// The `takeover` block names existing workloads, its templates parse, and no
+/// workload's selector matches another workload's pods.
+fn check_takeover(spec: &Spec, file: &str) -> Result<(), SpecError> {
+    use crate::model::naming::{
+        is_label_key, parse_template, pod_label_templates, selector_templates,
+    };
+    let invalid = |path: String, message: String, hint: &str| SpecError::Invalid {
+        file: file.to_string(),
+        path,
+        message,
+        hint: hint.to_string(),
+    };
+    let workloads = spec.workloads.all();
+    let names: Vec<&str> = workloads.iter().map(|(n, _)| *n).collect();
+    for (workload, takeover) in &spec.takeover {
+        let path = format!("takeover.{workload}");
+        if !names.contains(&workload.as_str()) {
+            let hint = match closest(workload, &names) {
+                Some(c) => format!("did you mean `{c}`? the workloads are {}", names.join(", ")),
+                None => format!("the workloads are {}", names.join(", ")),
+            };
+            return Err(invalid(
+                path,
+                format!("there is no workload `{workload}`"),
+                &hint,
+            ));
+        }
+        if let Some(name) = &takeover.name {
+            parse_template(name, false).map_err(|m| {
+                invalid(format!("{path}.name"), m, "write the old chart's object name with `{release}`, `{name}`, `{fullname}` and `a-z`, `0-9`, `-`, `.`")
+            })?;
+        }
+        for (key, value) in &takeover.selector_labels {
+            let at = format!("{path}.selectorLabels.{key}");
+            if !is_label_key(key) {
+                return Err(invalid(
+                    at,
+                    format!("`{key}` is not a Kubernetes label key"),
+                    "write `[prefix/]name`, e.g. `app.kubernetes.io/name`",
+                ));
+            }
+            parse_template(value, true).map_err(|m| {
+                invalid(at.clone(), m, "write the old chart's label value with `{release}`, `{name}`, `{fullname}` and letters, digits, `-`, `_`, `.`")
+            })?;
+        }
+    }
+    // A selector that matches another workload's pods would adopt them (a Deployment)
+    // or send them traffic (a Service).
+    for (a, _) in &workloads {
+        let selector = selector_templates(spec.takeover.get(*a), a);
+        for (b, _) in &workloads {
+            if a == b {
+                continue;
+            }
+            let labels = pod_label_templates(spec.takeover.get(*b), b);
+            if selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+                return Err(invalid(
+                    format!("takeover.{a}.selectorLabels"),
+                    format!("the selector of `{a}` also matches the pods of `{b}`"),
+                    &format!("give `{b}` selector labels of its own under `takeover.{b}.selectorLabels` (e.g. a different `app.kubernetes.io/name`), or add a label to `takeover.{a}.selectorLabels` that `{b}`'s pods do not carry"),
+                ));
+            }
+        }
     }
     Ok(())
 }

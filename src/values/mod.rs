@@ -79,6 +79,8 @@ pub fn default_values(spec: &Spec) -> Value {
         crate::values::presets::PLAN_KEY.into(),
         Value::String(crate::values::presets::DEFAULT_PRESET.into()),
     );
+    root.insert("nameOverride".into(), Value::String(String::new()));
+    root.insert("fullnameOverride".into(), Value::String(String::new()));
     root.insert("image".into(), to_json(&spec.image));
     root.insert("imagePullSecrets".into(), to_json(&spec.image_pull_secrets));
     root.insert("serviceAccount".into(), to_json(&spec.service_account));

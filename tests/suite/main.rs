@@ -19,3 +19,4 @@ mod replicas;
 mod settings;
 mod support;
 mod surface;
+mod takeover;

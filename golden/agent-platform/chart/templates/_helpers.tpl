@@ -5,67 +5,82 @@
 {{ toJson $.Values.config }}
 {{- end }}
 
+{{/* `fullnameOverride`, else the release name, followed by `-<name>` unless it contains it (as `helm create` writes it), cut to 63 characters. */}}
+{{- define "agent-platform.fullname" -}}
+{{ ternary (trimSuffix "-" (trunc 63 $.Values.fullnameOverride)) (ternary
+    (trimSuffix "-" (trunc 63 $.Release.Name))
+    (trimSuffix "-"
+      (trunc 63 (print $.Release.Name "-" (default $.Chart.Name $.Values.nameOverride))))
+    (not (not (contains (default $.Chart.Name $.Values.nameOverride) $.Release.Name)))) (not
+    (not $.Values.fullnameOverride)) }}
+{{- end }}
+
 {{/* The standard labels of every object (each adds its component). */}}
 {{- define "agent-platform.labels" -}}
-app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
+app.kubernetes.io/name: {{ include "agent-platform.name" $ | toJson }}
 app.kubernetes.io/instance: {{ $.Release.Name | toJson }}
 app.kubernetes.io/version: {{ $.Chart.AppVersion | toJson }}
 app.kubernetes.io/managed-by: {{ $.Release.Service | toJson }}
 helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name "-" $.Chart.Version))) | toJson }}
 {{- end }}
 
-{{/* `<release>-api`, cut to 63 characters: an object name. */}}
+{{/* The chart's name, or `nameOverride`: the `app.kubernetes.io/name` label. */}}
+{{- define "agent-platform.name" -}}
+{{ trimSuffix "-" (trunc 63 (default $.Chart.Name $.Values.nameOverride)) }}
+{{- end }}
+
+{{/* `<fullname>-api`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.api" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-api")) }}
+{{ print (trimSuffix "-" (trunc 59 (include "agent-platform.fullname" $))) "-api" }}
 {{- end }}
 
-{{/* `<release>-billing`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-billing`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.billing" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-billing")) }}
+{{ print (trimSuffix "-" (trunc 55 (include "agent-platform.fullname" $))) "-billing" }}
 {{- end }}
 
-{{/* `<release>-config`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-config`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-config")) }}
+{{ print (trimSuffix "-" (trunc 56 (include "agent-platform.fullname" $))) "-config" }}
 {{- end }}
 
-{{/* `<release>-dependency-capacity`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-dependency-capacity`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.dependency-capacity" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-dependency-capacity")) }}
+{{ print (trimSuffix "-" (trunc 43 (include "agent-platform.fullname" $))) "-dependency-capacity" }}
 {{- end }}
 
-{{/* `<release>-ingest`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-ingest`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.ingest" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-ingest")) }}
+{{ print (trimSuffix "-" (trunc 56 (include "agent-platform.fullname" $))) "-ingest" }}
 {{- end }}
 
-{{/* `<release>-intake`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-intake`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.intake" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-intake")) }}
+{{ print (trimSuffix "-" (trunc 56 (include "agent-platform.fullname" $))) "-intake" }}
 {{- end }}
 
-{{/* `<release>-jobs`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-jobs`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.jobs" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-jobs")) }}
+{{ print (trimSuffix "-" (trunc 58 (include "agent-platform.fullname" $))) "-jobs" }}
 {{- end }}
 
-{{/* `<release>-migrate`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-migrate`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.migrate" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-migrate")) }}
+{{ print (trimSuffix "-" (trunc 55 (include "agent-platform.fullname" $))) "-migrate" }}
 {{- end }}
 
-{{/* `<release>-temporal`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-temporal`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.temporal" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-temporal")) }}
+{{ print (trimSuffix "-" (trunc 54 (include "agent-platform.fullname" $))) "-temporal" }}
 {{- end }}
 
-{{/* `<release>-webhooks`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-webhooks`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.webhooks" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-webhooks")) }}
+{{ print (trimSuffix "-" (trunc 54 (include "agent-platform.fullname" $))) "-webhooks" }}
 {{- end }}
 
 {{/* The labels pods are selected by (each workload adds its component). */}}
 {{- define "agent-platform.selectorLabels" -}}
-app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
+app.kubernetes.io/name: {{ include "agent-platform.name" $ | toJson }}
 app.kubernetes.io/instance: {{ $.Release.Name | toJson }}
 {{- end }}

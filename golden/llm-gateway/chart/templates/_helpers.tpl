@@ -45,37 +45,52 @@
       (print "os.environ/" $.Values.dependencyCapacity.redis.servers.cache.urlEnv))) }}
 {{- end }}
 
+{{/* `fullnameOverride`, else the release name, followed by `-<name>` unless it contains it (as `helm create` writes it), cut to 63 characters. */}}
+{{- define "llm-gateway.fullname" -}}
+{{ ternary (trimSuffix "-" (trunc 63 $.Values.fullnameOverride)) (ternary
+    (trimSuffix "-" (trunc 63 $.Release.Name))
+    (trimSuffix "-"
+      (trunc 63 (print $.Release.Name "-" (default $.Chart.Name $.Values.nameOverride))))
+    (not (not (contains (default $.Chart.Name $.Values.nameOverride) $.Release.Name)))) (not
+    (not $.Values.fullnameOverride)) }}
+{{- end }}
+
 {{/* The standard labels of every object (each adds its component). */}}
 {{- define "llm-gateway.labels" -}}
-app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
+app.kubernetes.io/name: {{ include "llm-gateway.name" $ | toJson }}
 app.kubernetes.io/instance: {{ $.Release.Name | toJson }}
 app.kubernetes.io/version: {{ $.Chart.AppVersion | toJson }}
 app.kubernetes.io/managed-by: {{ $.Release.Service | toJson }}
 helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name "-" $.Chart.Version))) | toJson }}
 {{- end }}
 
-{{/* `<release>-api`, cut to 63 characters: an object name. */}}
+{{/* The chart's name, or `nameOverride`: the `app.kubernetes.io/name` label. */}}
+{{- define "llm-gateway.name" -}}
+{{ trimSuffix "-" (trunc 63 (default $.Chart.Name $.Values.nameOverride)) }}
+{{- end }}
+
+{{/* `<fullname>-api`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.api" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-api")) }}
+{{ print (trimSuffix "-" (trunc 59 (include "llm-gateway.fullname" $))) "-api" }}
 {{- end }}
 
-{{/* `<release>-batch-worker`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-batch-worker`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.batch-worker" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-batch-worker")) }}
+{{ print (trimSuffix "-" (trunc 50 (include "llm-gateway.fullname" $))) "-batch-worker" }}
 {{- end }}
 
-{{/* `<release>-config`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-config`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-config")) }}
+{{ print (trimSuffix "-" (trunc 56 (include "llm-gateway.fullname" $))) "-config" }}
 {{- end }}
 
-{{/* `<release>-dependency-capacity`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-dependency-capacity`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.dependency-capacity" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-dependency-capacity")) }}
+{{ print (trimSuffix "-" (trunc 43 (include "llm-gateway.fullname" $))) "-dependency-capacity" }}
 {{- end }}
 
 {{/* The labels pods are selected by (each workload adds its component). */}}
 {{- define "llm-gateway.selectorLabels" -}}
-app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
+app.kubernetes.io/name: {{ include "llm-gateway.name" $ | toJson }}
 app.kubernetes.io/instance: {{ $.Release.Name | toJson }}
 {{- end }}
