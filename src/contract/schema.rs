@@ -109,6 +109,23 @@ pub fn values_schema(spec: &Spec) -> Value {
                 )}}
             }}
         ], "description": "The declared connection budgets every preset must fit."},
+        "extraObjects": {
+            "description": "Kubernetes objects the spec does not model, rendered as given, each as its own document (no templating: text such as `{{ .Release.Name }}` stays literal), and checked by `shipshape validate` like the chart's own. Each needs `apiVersion`, `kind` and `metadata.name`.",
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["apiVersion", "kind", "metadata"],
+                "properties": {
+                    "apiVersion": {"type": "string", "minLength": 1},
+                    "kind": {"type": "string", "minLength": 1},
+                    "metadata": {
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {"name": {"type": "string", "minLength": 1}}
+                    }
+                }
+            }
+        },
         "workloads": {
             "description": "The workloads, by name.",
             "type": "object",
@@ -128,7 +145,7 @@ pub fn values_schema(spec: &Spec) -> Value {
         "title": format!("Values of the {} chart", spec.chart.name),
         "type": "object",
         "properties": properties,
-        "required": ["capacityPlan", "nameOverride", "fullnameOverride", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "replicaStrict", "stores", "storeRedis", "secrets", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads"],
+        "required": ["capacityPlan", "nameOverride", "fullnameOverride", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "replicaStrict", "stores", "storeRedis", "secrets", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads", "extraObjects"],
         "additionalProperties": false,
         "definitions": Value::Object(definitions.into_iter().collect()),
     });

@@ -118,6 +118,7 @@ pub fn default_values(spec: &Spec) -> Value {
         to_json(&spec.dependency_capacity),
     );
     root.insert("workloads".into(), Value::Object(workloads));
+    root.insert("extraObjects".into(), Value::Array(Vec::new()));
     numbers_as_floats(Value::Object(root))
 }
 

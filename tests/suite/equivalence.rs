@@ -411,6 +411,26 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
     if rng.chance(20) {
         root.insert("imagePullSecrets".into(), json!([{"name": hostile(rng)}]));
     }
+    if rng.chance(25) {
+        let mut objects = Vec::new();
+        for i in 0..=rng.below(2) {
+            let kind = *rng.pick(&["ConfigMap", "Role", "Widget", "Job"]);
+            let mut object = json!({
+                "apiVersion": if kind == "Widget" { "example.com/v1" } else { "v1" },
+                "kind": kind,
+                "metadata": {"name": format!("extra-{i}"), "annotations": string_map(rng, &[])},
+                "data": {"text": hostile(rng), "tree": random_tree(rng, 0)},
+            });
+            if rng.chance(10) {
+                object["metadata"] = json!({"annotations": {"helm.sh/hook": "post-install"}});
+            }
+            if rng.chance(20) {
+                object["metadata"]["annotations"] = json!({"helm.sh/hook": "pre-install"});
+            }
+            objects.push(object);
+        }
+        root.insert("extraObjects".into(), Value::Array(objects));
+    }
     for key in ["nameOverride", "fullnameOverride"] {
         if rng.chance(30) {
             root.insert(key.into(), name_override(rng, &spec.chart.name));

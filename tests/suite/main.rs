@@ -5,6 +5,7 @@ mod cli;
 mod concurrency;
 mod contract;
 mod equivalence;
+mod extra_objects;
 mod fake_registry;
 mod figures;
 mod fixtures;
