@@ -41,7 +41,7 @@ pub fn values_schema(spec: &Spec) -> Value {
         };
         workloads.insert(
             name.to_string(),
-            close_workload_maps(schema, &workload.to_values()),
+            forbid_taken_over_labels(close_workload_maps(schema, &workload.to_values()), spec),
         );
     }
     let names: Vec<&str> = spec.workloads.all().iter().map(|(n, _)| *n).collect();
@@ -158,6 +158,30 @@ pub fn values_schema(spec: &Spec) -> Value {
         }
     }
     root
+}
+
+/// The label keys of the spec's `takeover` selectors are kept out of every
+/// workload's `podLabels`: a pod label there would duplicate the chart's, or make a
+/// workload's pods match another's selector.
+fn forbid_taken_over_labels(schema: Value, spec: &Spec) -> Value {
+    let keys: std::collections::BTreeSet<&String> = spec
+        .takeover
+        .values()
+        .flat_map(|t| t.selector_labels.keys())
+        .collect();
+    if keys.is_empty() {
+        return schema;
+    }
+    let rule = json!({"properties": {"podLabels": {"propertyNames": {"not": {"enum": keys}}}}});
+    match schema {
+        Value::Object(mut m) if m.len() == 1 && m.contains_key("allOf") => {
+            if let Some(Value::Array(all)) = m.get_mut("allOf") {
+                all.push(rule);
+            }
+            Value::Object(m)
+        }
+        other => json!({"allOf": [other, rule]}),
+    }
 }
 
 /// `nameOverride` and `fullnameOverride`: empty, or a DNS label, so every name and

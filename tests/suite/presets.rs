@@ -86,7 +86,7 @@ fn autoscaling_preset_renders_an_hpa_with_slow_scale_in_and_no_replicas() {
     let gateway_hpa = object(
         &gateway_objects,
         "HorizontalPodAutoscaler",
-        "release-name-agent-platform-api",
+        "release-name-llm-gateway-api",
     )
     .expect("gateway hpa");
     assert_eq!(gateway_hpa["spec"]["maxReplicas"], 12);

@@ -209,3 +209,53 @@ fn the_guard_checks_the_names_build_objects_renders() {
         }
     }
 }
+
+/// A `takeover` selector's label keys cannot be set through any workload's
+/// `podLabels` at install time: the pod would carry the key twice, or another
+/// workload's pods would match the selector.
+#[test]
+fn pod_labels_cannot_set_a_taken_over_selector_key() {
+    let text = "chart: {name: shop, version: 1.0.0, appVersion: '1', description: d}\nimage: {repository: example/shop}\nworkloads:\n  api: {web: {}}\n  worker: {mail: {}}\ntakeover:\n  web:\n    selectorLabels: {app: shop, tier: web}\n";
+    let spec = load_spec(text, "takeover-labels").unwrap();
+    let scratch = Scratch::new("takeover-labels");
+    write_generated(&spec, scratch.path());
+    assert_helm_schema_verdicts(
+        &scratch.path().join("chart"),
+        scratch.path(),
+        &[
+            &["--set", "workloads.web.podLabels.app=other"],
+            &["--set", "workloads.mail.podLabels.tier=web"],
+        ],
+        &[&["--set", "workloads.mail.podLabels.team=shop"]],
+    );
+}
+
+/// The install-time side of `names.unique`: Helm accepts only the overrides the guard
+/// covers (empty, or a DNS label of at most 63 characters).
+#[test]
+fn name_overrides_are_dns_labels_of_at_most_63_characters() {
+    let text = std::fs::read_to_string(fixture().join("shipshape.yaml")).unwrap();
+    let spec = load_spec(&text, "takeover").unwrap();
+    let scratch = Scratch::new("takeover-overrides");
+    write_generated(&spec, scratch.path());
+    let at_63 = format!("fullnameOverride={}", "a".repeat(63));
+    let at_64 = format!("fullnameOverride={}", "a".repeat(64));
+    let name_64 = format!("nameOverride={}", "a".repeat(64));
+    assert_helm_schema_verdicts(
+        &scratch.path().join("chart"),
+        scratch.path(),
+        &[
+            &["--set", &at_64],
+            &["--set", &name_64],
+            &["--set", "fullnameOverride=Shop"],
+            &["--set", "nameOverride=-shop"],
+            &["--set", "nameOverride=shop-"],
+            &["--set", "fullnameOverride=shop.prod"],
+        ],
+        &[
+            &["--set", &at_63],
+            &["--set", "nameOverride=store,fullnameOverride="],
+            &["--set", "fullnameOverride=shop-prod-1"],
+        ],
+    );
+}
