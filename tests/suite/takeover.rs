@@ -45,6 +45,16 @@ fn a_taken_over_release_keeps_its_immutable_fields_under_helm_3_and_4() {
     let scratch = Scratch::new("takeover");
     write_generated(&spec, scratch.path());
     let chart = scratch.path().join("chart");
+    // The taken-over render is valid Kubernetes too.
+    let rendered = scratch.path().join("rendered/default.yaml");
+    for version in ["1.28.0", "1.31.0"] {
+        let (code, out, err) = run(
+            &kubernetes_validate(),
+            &["--strict", "-k", version, rendered.to_str().unwrap()],
+            &[],
+        );
+        assert_eq!(code, 0, "{version}: {out}{err}");
+    }
     let legacy = fixture().join("legacy-chart");
     // The release names a team would have: short, holding the chart's name (the full
     // name is then the release name), and the longest Helm accepts.
