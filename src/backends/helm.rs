@@ -1,6 +1,7 @@
 //! The Helm back end: the chart's files, printed from the object tree and the types.
 
 use crate::backends::emit::{helm_helpers_text, helm_template_text};
+use crate::backends::native::{extra_objects_template, EXTRA_OBJECTS_FILE};
 use crate::backends::values_yaml::{entry_notes, values_table, values_yaml};
 use crate::backends::wrap::wrap_long_lines;
 use crate::capacity::breakdown::preset_budget_uses;
@@ -77,6 +78,13 @@ pub fn build_chart(inputs: &ChartInputs<'_>) -> Result<ChartFiles, TemplateError
             )),
         );
     }
+    files.insert(
+        format!("templates/{EXTRA_OBJECTS_FILE}"),
+        format!(
+            "{{{{- /* {HEADER} */}}}}\n{{{{- /* `extraObjects`: each item as given, as its own document (never through `tpl`). */}}}}\n{}",
+            extra_objects_template()
+        ),
+    );
     files.insert(
         "templates/_helpers.tpl".into(),
         wrap_long_lines(&format!(

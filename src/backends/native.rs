@@ -2,6 +2,7 @@
 //! evaluating the object tree against resolved values.
 
 use crate::backends::emit::{document_kind, render_document_text};
+use crate::expr::gojson::to_go_json;
 use crate::expr::{EvalContext, EvalError};
 use crate::objects::tree::{Document, Key, MapPart, Node};
 use crate::spec::Spec;
@@ -88,18 +89,50 @@ pub fn is_hook(doc: &Document) -> bool {
 }
 
 /// Helm's order: hooks last, then kinds by install order, kinds it does not know
-/// after those in alphabetical order, then template files by name.
-fn order_key(doc: &Document) -> (bool, usize, String, String) {
-    let kind = document_kind(doc).unwrap_or("");
+/// after those in alphabetical order, then template files by name, then documents in
+/// a file by position.
+type OrderKey = (bool, usize, String, String, usize);
+
+fn order_key(hook: bool, kind: &str, file: &str, index: usize) -> OrderKey {
     match INSTALL_ORDER.iter().position(|o| *o == kind) {
-        Some(rank) => (is_hook(doc), rank, String::new(), doc.file.clone()),
+        Some(rank) => (hook, rank, String::new(), file.to_string(), index),
         None => (
-            is_hook(doc),
+            hook,
             INSTALL_ORDER.len(),
             kind.to_string(),
-            doc.file.clone(),
+            file.to_string(),
+            index,
         ),
     }
+}
+
+/// The template file of `extraObjects`.
+pub const EXTRA_OBJECTS_FILE: &str = "extra-objects.yaml";
+
+/// The template of `extraObjects`: every item printed as given, as JSON, each its own
+/// document. No `tpl`: text in values never becomes template code.
+pub fn extra_objects_template() -> String {
+    "{{- range $.Values.extraObjects }}\n---\n{{ toJson . }}\n{{- end }}\n".to_string()
+}
+
+/// The `extraObjects` of the values, as [`extra_objects_template`] prints them.
+fn extra_objects(values: &Value) -> Vec<(OrderKey, String)> {
+    let Some(items) = values.get("extraObjects").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let kind = item.get("kind").and_then(Value::as_str).unwrap_or("");
+            let hook = item
+                .pointer("/metadata/annotations")
+                .and_then(Value::as_object)
+                .is_some_and(|a| a.contains_key("helm.sh/hook"));
+            let key = order_key(hook, kind, EXTRA_OBJECTS_FILE, index);
+            (key, format!("{}\n", to_go_json(item)))
+        })
+        .collect()
 }
 
 /// Renders every document for the values, in Helm's order, each preceded by
@@ -119,18 +152,20 @@ pub fn render_manifests(
         chart_version: &spec.chart.version,
         chart_app_version: &spec.chart.app_version,
     };
-    let mut ordered: Vec<&Document> = docs.iter().collect();
-    ordered.sort_by_key(|d| order_key(d));
-    let mut out = String::new();
-    for doc in ordered {
+    let mut rendered: Vec<(OrderKey, String)> = Vec::new();
+    for doc in docs {
         if let Some(text) = render_document_text(doc, &ctx)? {
-            out.push_str("---\n");
-            out.push_str(&format!(
-                "# Source: {}/templates/{}\n",
-                spec.chart.name, doc.file
-            ));
-            out.push_str(&text);
+            let kind = document_kind(doc).unwrap_or("");
+            rendered.push((order_key(is_hook(doc), kind, &doc.file, 0), text));
         }
+    }
+    rendered.extend(extra_objects(values));
+    rendered.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = String::new();
+    for ((_, _, _, file, _), text) in rendered {
+        out.push_str("---\n");
+        out.push_str(&format!("# Source: {}/templates/{file}\n", spec.chart.name));
+        out.push_str(&text);
     }
     Ok(out)
 }

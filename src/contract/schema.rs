@@ -41,11 +41,23 @@ pub fn values_schema(spec: &Spec) -> Value {
         };
         workloads.insert(
             name.to_string(),
-            close_workload_maps(schema, &workload.to_values()),
+            forbid_taken_over_labels(close_workload_maps(schema, &workload.to_values()), spec),
         );
     }
     let names: Vec<&str> = spec.workloads.all().iter().map(|(n, _)| *n).collect();
     let mut properties = json!({
+        "nameOverride": {
+            "description": "Replaces the chart's name in the full name and in the `app.kubernetes.io/name` label (empty: the chart's name). Changing it on an installed release renames its objects and changes its selectors, which a Deployment refuses.",
+            "type": "string",
+            "maxLength": crate::model::naming::MAX_NAME,
+            "pattern": NAME_OVERRIDE_PATTERN
+        },
+        "fullnameOverride": {
+            "description": "Replaces the full name every object name starts with (empty: the release name, followed by `-<chart name>` unless it contains it). Each name keeps its own suffix, so names stay unique.",
+            "type": "string",
+            "maxLength": crate::model::naming::MAX_NAME,
+            "pattern": NAME_OVERRIDE_PATTERN
+        },
         "image": gen.subschema_for::<ImageValues>().to_value(),
         "imagePullSecrets": {
             "description": "Image pull secrets of every pod.",
@@ -108,6 +120,23 @@ pub fn values_schema(spec: &Spec) -> Value {
                 )}}
             }}
         ], "description": "The declared connection budgets every preset must fit."},
+        "extraObjects": {
+            "description": "Kubernetes objects the spec does not model, rendered as given, each as its own document (no templating: text such as `{{ .Release.Name }}` stays literal), and checked by `shipshape validate` like the chart's own. Each needs `apiVersion`, `kind` and `metadata.name`.",
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["apiVersion", "kind", "metadata"],
+                "properties": {
+                    "apiVersion": {"type": "string", "minLength": 1},
+                    "kind": {"type": "string", "minLength": 1},
+                    "metadata": {
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {"name": {"type": "string", "minLength": 1}}
+                    }
+                }
+            }
+        },
         "workloads": {
             "description": "The workloads, by name.",
             "type": "object",
@@ -127,7 +156,7 @@ pub fn values_schema(spec: &Spec) -> Value {
         "title": format!("Values of the {} chart", spec.chart.name),
         "type": "object",
         "properties": properties,
-        "required": ["capacityPlan", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "featureSwitches", "bundled", "replicaStrict", "stores", "storeRedis", "secrets", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads"],
+        "required": ["capacityPlan", "nameOverride", "fullnameOverride", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "featureSwitches", "bundled", "replicaStrict", "stores", "storeRedis", "secrets", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads", "extraObjects"],
         "additionalProperties": false,
         "definitions": Value::Object(definitions.into_iter().collect()),
     });
@@ -141,6 +170,34 @@ pub fn values_schema(spec: &Spec) -> Value {
     }
     root
 }
+
+/// The label keys of the spec's `takeover` selectors are kept out of every
+/// workload's `podLabels`: a pod label there would duplicate the chart's, or make a
+/// workload's pods match another's selector.
+fn forbid_taken_over_labels(schema: Value, spec: &Spec) -> Value {
+    let keys: std::collections::BTreeSet<&String> = spec
+        .takeover
+        .values()
+        .flat_map(|t| t.selector_labels.keys())
+        .collect();
+    if keys.is_empty() {
+        return schema;
+    }
+    let rule = json!({"properties": {"podLabels": {"propertyNames": {"not": {"enum": keys}}}}});
+    match schema {
+        Value::Object(mut m) if m.len() == 1 && m.contains_key("allOf") => {
+            if let Some(Value::Array(all)) = m.get_mut("allOf") {
+                all.push(rule);
+            }
+            Value::Object(m)
+        }
+        other => json!({"allOf": [other, rule]}),
+    }
+}
+
+/// `nameOverride` and `fullnameOverride`: empty, or a DNS label, so every name and
+/// the `app.kubernetes.io/name` label they make is valid.
+const NAME_OVERRIDE_PATTERN: &str = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$";
 
 /// The names of the checked plans: `default` and every preset.
 pub fn plan_names(spec: &Spec) -> Vec<String> {

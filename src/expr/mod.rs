@@ -135,8 +135,10 @@ pub enum Expr {
     Default(Box<Expr>, Box<Expr>),
     /// String concatenation of string operands: `print a b c`.
     Concat(Vec<Expr>),
-    /// A Kubernetes name: `trunc 63` then `trimSuffix "-"`.
-    DnsName(Box<Expr>),
+    /// A Kubernetes name: `trunc N` (63 for a whole name) then `trimSuffix "-"`.
+    DnsName(usize, Box<Expr>),
+    /// Sprig `contains sub s`: whether the string `s` contains `sub`.
+    Contains(Box<Expr>, Box<Expr>),
     /// `replace "+" "_"` on a string, as Helm's chart label does.
     ReplacePlus(Box<Expr>),
     /// `sha256sum (toJson x)`: the checksum of a value's Go JSON encoding.
@@ -234,7 +236,7 @@ impl Expr {
                 vec![]
             }
             Expr::Not(a)
-            | Expr::DnsName(a)
+            | Expr::DnsName(_, a)
             | Expr::ReplacePlus(a)
             | Expr::Sha256Json(a)
             | Expr::JsonText(a)
@@ -251,6 +253,7 @@ impl Expr {
             Expr::Cmp(_, a, b)
             | Expr::StrEq(a, b)
             | Expr::Default(a, b)
+            | Expr::Contains(a, b)
             | Expr::Sub(a, b)
             | Expr::ListIf(a, b)
             | Expr::SurgePods(a, b)
@@ -287,7 +290,8 @@ impl Expr {
             ),
             Expr::Default(d, v) => format!("(default {} {})", d.to_go(), v.to_go()),
             Expr::Concat(es) => format!("(print {})", join_go(es)),
-            Expr::DnsName(e) => format!("(trimSuffix \"-\" (trunc 63 {}))", e.to_go()),
+            Expr::DnsName(n, e) => format!("(trimSuffix \"-\" (trunc {n} {}))", e.to_go()),
+            Expr::Contains(sub, s) => format!("(contains {} {})", sub.to_go(), s.to_go()),
             Expr::ReplacePlus(e) => format!("(replace \"+\" \"_\" {})", e.to_go()),
             Expr::Sha256Json(e) => format!("(sha256sum (toJson {}))", e.to_go()),
             Expr::JsonText(e) => format!("(toJson {})", e.to_go()),
@@ -438,10 +442,15 @@ impl Expr {
                 }
                 Value::String(s)
             }
-            Expr::DnsName(e) => {
+            Expr::Contains(sub, s) => {
+                let sub = expect_string(sub.eval(ctx, arith)?).map_err(fail)?;
+                let s = expect_string(s.eval(ctx, arith)?).map_err(fail)?;
+                Value::Bool(s.contains(&sub))
+            }
+            Expr::DnsName(n, e) => {
                 let s = expect_string(e.eval(ctx, arith)?).map_err(fail)?;
-                let mut cut = if s.len() > 63 {
-                    s.as_bytes()[..63].to_vec()
+                let mut cut = if s.len() > *n {
+                    s.as_bytes()[..*n].to_vec()
                 } else {
                     s.into_bytes()
                 };

@@ -18,6 +18,7 @@ pub mod drain;
 pub mod exposed_port;
 pub mod job_partition;
 pub mod managed_env;
+pub mod names;
 pub mod one_autoscaler;
 pub mod partition;
 pub mod pooler_mode;

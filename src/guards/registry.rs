@@ -5,7 +5,7 @@
 
 use super::Finding;
 use super::{
-    bundled, capacity, drain, exposed_port, job_partition, managed_env, one_autoscaler,
+    bundled, capacity, drain, exposed_port, job_partition, managed_env, names, one_autoscaler,
     pooler_mode, redis_eviction, rollout_strategy, settings_one_value, shared_stores,
     single_leader, timeouts, typed_values,
 };
@@ -137,6 +137,13 @@ pub const RULES: &[Rule] = &[
         install_time: "derived: another workload's stated allocation takes the `sizesFrom` workload's size; its own entry is `const`",
         beyond: "change the `sizesFrom` workload's size",
         check: Some(settings_one_value::check),
+    },
+    Rule {
+        id: "names.unique",
+        refuses: "two objects of one kind with the same name for some release name (up to 53 characters) or name override, such as a migrate workload named `config` whose hook ConfigMap would delete the chart's on upgrade",
+        install_time: "pattern: `nameOverride` and `fullnameOverride` are empty or DNS labels of at most 63 characters; each name keeps its own suffix, and the guard checks every release name and full name length",
+        beyond: "rename a workload, or shorten the spec's `takeover` name templates",
+        check: Some(names::check),
     },
     Rule {
         id: "spec.structure",

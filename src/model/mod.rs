@@ -15,12 +15,15 @@
 //! - [`settings`]: the startup settings (timeouts, deadlines).
 //! - [`bundled`]: the evaluation servers the chart can run, and how feature flags
 //!   reach the application.
+//! - [`naming`]: object names and selector labels (`nameOverride`, `fullnameOverride`,
+//!   the spec's `takeover` block).
 //!
 //! Every type is re-exported here: `crate::model::ApiValues`.
 
 pub mod bundled;
 pub mod dependencies;
 pub mod kubernetes;
+pub mod naming;
 pub mod settings;
 pub mod stores;
 pub mod workloads;

@@ -86,7 +86,7 @@ macro_rules! workload_values {
             pub sidecars: Vec<Map<String, Value>>,
             /// This workload's changes to `config`, merged over it key by key (maps
             /// merge, anything else replaces): the workload then reads its own
-            /// ConfigMap `<release>-<workload>-config`, with its own checksum. Keys
+            /// ConfigMap `<full name>-config-<workload>`, with its own checksum. Keys
             /// the chart manages cannot be set here either.
             pub config_overlay: Map<String, Value>,
         }

@@ -7,7 +7,11 @@
 
 use crate::expr::{lit, val, Builtin, Expr, ValuePath};
 use crate::manifest;
-use crate::objects::tree::{MapPart, Node};
+use crate::model::naming::{
+    describe_template as describe_template_text, kept_fullname_length, selector_templates,
+    NamePart, NamePattern, COMPONENT_LABEL, INSTANCE_LABEL, MAX_NAME, NAME_LABEL,
+};
+use crate::objects::tree::{Key, MapPart, Node};
 use crate::objects::Workload;
 use crate::spec::{Spec, WorkloadClass};
 
@@ -29,21 +33,104 @@ pub fn describe_template(spec: &Spec, template: &str) -> String {
         "config" => "The application's configuration file as JSON; its checksum rolls the pods \
             that read it."
             .into(),
-        _ => match name.strip_prefix("name.") {
-            Some(suffix) => format!("`<release>-{suffix}`, cut to 63 characters: an object name."),
-            None => format!("The named template {name}."),
-        },
+        "name" => "The chart's name, or `nameOverride`: the `app.kubernetes.io/name` label.".into(),
+        "fullname" => "`fullnameOverride`, else the release name, followed by `-<name>` unless \
+            it contains it (as `helm create` writes it), cut to 63 characters."
+            .into(),
+        _ => {
+            if let Some(workload) = name.strip_prefix("selectorLabels.") {
+                return format!(
+                    "The labels the pods of `{workload}` are selected by, those of the release it takes over."
+                );
+            }
+            match name.strip_prefix("name.") {
+                Some(suffix) => match spec.object_name_pattern(suffix) {
+                    NamePattern::Template(parts) => format!(
+                        "`{}` cut to 63 characters (taken over): an object name.",
+                        describe_template_text(&parts)
+                    ),
+                    NamePattern::Suffixed(_) => format!(
+                        "`<fullname>-{suffix}`, the full name cut so the name fits in 63 characters: an object name."
+                    ),
+                },
+                None => format!("The named template {name}."),
+            }
+        }
     }
 }
 
-/// `<release>-<suffix>` as a Kubernetes name (`<chart>.name.<suffix>`).
+/// `default .Chart.Name .Values.nameOverride`.
+fn raw_name() -> Expr {
+    Expr::Default(
+        Box::new(Expr::Builtin(Builtin::ChartName)),
+        Box::new(val(&ValuePath::new(["nameOverride"]))),
+    )
+}
+
+/// The chart's name or `nameOverride`, cut to 63 characters (`<chart>.name`).
+pub fn chart_name(spec: &Spec) -> Expr {
+    Expr::Named(
+        template_name(spec, "name"),
+        Box::new(Expr::DnsName(MAX_NAME, Box::new(raw_name()))),
+    )
+}
+
+/// Helm's full name (`<chart>.fullname`), as `helm create` writes it.
+pub fn fullname(spec: &Spec) -> Expr {
+    let release = || Expr::Builtin(Builtin::ReleaseName);
+    let override_ = val(&ValuePath::new(["fullnameOverride"]));
+    Expr::Named(
+        template_name(spec, "fullname"),
+        Box::new(Expr::If(
+            Box::new(override_.clone()),
+            Box::new(Expr::DnsName(MAX_NAME, Box::new(override_))),
+            Box::new(Expr::If(
+                Box::new(Expr::Contains(Box::new(raw_name()), Box::new(release()))),
+                Box::new(Expr::DnsName(MAX_NAME, Box::new(release()))),
+                Box::new(Expr::DnsName(
+                    MAX_NAME,
+                    Box::new(Expr::Concat(vec![release(), lit("-"), raw_name()])),
+                )),
+            )),
+        )),
+    )
+}
+
+/// A template's text as an expression (not yet cut).
+fn template_expr(spec: &Spec, parts: &[NamePart]) -> Expr {
+    Expr::Concat(
+        parts
+            .iter()
+            .map(|p| match p {
+                NamePart::Release => Expr::Builtin(Builtin::ReleaseName),
+                NamePart::Name => chart_name(spec),
+                NamePart::Fullname => fullname(spec),
+                NamePart::Text(t) => lit(t.as_str()),
+            })
+            .collect(),
+    )
+}
+
+/// An object name as an expression.
+pub fn name_expr(spec: &Spec, pattern: &NamePattern) -> Expr {
+    match pattern {
+        NamePattern::Suffixed(suffix) => Expr::Concat(vec![
+            Expr::DnsName(kept_fullname_length(suffix), Box::new(fullname(spec))),
+            lit(format!("-{suffix}")),
+        ]),
+        NamePattern::Template(parts) => {
+            Expr::DnsName(MAX_NAME, Box::new(template_expr(spec, parts)))
+        }
+    }
+}
+
+/// The name of `<suffix>`'s objects (`<chart>.name.<suffix>`): `<fullname>-<suffix>`
+/// with the full name cut so the suffix fits, or the template of a workload the spec
+/// takes over.
 pub fn release_name_with(spec: &Spec, suffix: &str) -> Expr {
     Expr::Named(
         template_name(spec, &format!("name.{suffix}")),
-        Box::new(Expr::DnsName(Box::new(Expr::Concat(vec![
-            Expr::Builtin(Builtin::ReleaseName),
-            lit(format!("-{suffix}")),
-        ])))),
+        Box::new(name_expr(spec, &spec.object_name_pattern(suffix))),
     )
 }
 
@@ -52,43 +139,95 @@ pub fn config_map_name(spec: &Spec) -> Expr {
     release_name_with(spec, "config")
 }
 
-/// The ServiceAccount the pods run as.
-pub fn service_account_name() -> Expr {
+/// The ServiceAccount the pods run as: `serviceAccount.name`, else the full name.
+pub fn service_account_name(spec: &Spec) -> Expr {
     Expr::Default(
-        Box::new(Expr::Builtin(Builtin::ReleaseName)),
+        Box::new(fullname(spec)),
         Box::new(val(&ValuePath::new(["serviceAccount", "name"]))),
     )
 }
 
 /// The chart label: `<chart>-<version>` with `+` replaced, cut to 63 characters.
 fn chart_label() -> Expr {
-    Expr::DnsName(Box::new(Expr::ReplacePlus(Box::new(Expr::Concat(vec![
-        Expr::Builtin(Builtin::ChartName),
-        lit("-"),
-        Expr::Builtin(Builtin::ChartVersion),
-    ])))))
+    Expr::DnsName(
+        MAX_NAME,
+        Box::new(Expr::ReplacePlus(Box::new(Expr::Concat(vec![
+            Expr::Builtin(Builtin::ChartName),
+            lit("-"),
+            Expr::Builtin(Builtin::ChartVersion),
+        ])))),
+    )
+}
+
+/// A workload's own selector labels when the spec takes it over.
+fn takeover_selector(spec: &Spec, component: Option<&str>) -> Option<Vec<MapPart>> {
+    let workload = component?;
+    let takeover = spec.takeover.get(workload)?;
+    if takeover.selector_labels.is_empty() {
+        return None;
+    }
+    let parts = selector_templates(Some(takeover), workload)
+        .into_iter()
+        .map(|(key, parts)| MapPart::Entry {
+            key: Key::Static(key),
+            value: Node::Leaf(Expr::DnsName(
+                MAX_NAME,
+                Box::new(template_expr(spec, &parts)),
+            )),
+            when: None,
+        })
+        .collect();
+    Some(vec![MapPart::Named {
+        template: template_name(spec, &format!("selectorLabels.{workload}")),
+        parts,
+    }])
 }
 
 /// The labels a workload's pods are selected by (`<chart>.selectorLabels`, then the
-/// component). Components differ per workload, so no two selectors overlap.
+/// component; or the labels of the release the spec takes over). Components differ
+/// per workload, so no two selectors overlap (`check_spec` proves it for taken-over
+/// selectors).
 pub fn selector_labels(spec: &Spec, component: Option<&str>) -> Vec<MapPart> {
+    if let Some(taken) = takeover_selector(spec, component) {
+        return taken;
+    }
     let shared = manifest!({
-        "app.kubernetes.io/name": (Expr::Builtin(Builtin::ChartName)),
-        "app.kubernetes.io/instance": (Expr::Builtin(Builtin::ReleaseName)),
+        (NAME_LABEL): (chart_name(spec)),
+        (INSTANCE_LABEL): (Expr::Builtin(Builtin::ReleaseName)),
     });
     with_component(spec, "selectorLabels", shared, component)
 }
 
-/// The standard labels of every object (`<chart>.labels`, then the component).
+/// The standard labels of every object (`<chart>.labels`, then the component). A
+/// workload taken over carries its old selector labels first, then the standard
+/// labels whose keys they do not hold.
 pub fn standard_labels(spec: &Spec, component: Option<&str>) -> Vec<MapPart> {
     let shared = manifest!({
-        "app.kubernetes.io/name": (Expr::Builtin(Builtin::ChartName)),
-        "app.kubernetes.io/instance": (Expr::Builtin(Builtin::ReleaseName)),
+        (NAME_LABEL): (chart_name(spec)),
+        (INSTANCE_LABEL): (Expr::Builtin(Builtin::ReleaseName)),
         "app.kubernetes.io/version": (Expr::Builtin(Builtin::ChartAppVersion)),
         "app.kubernetes.io/managed-by": (Expr::Builtin(Builtin::ReleaseService)),
         "helm.sh/chart": (chart_label()),
     });
-    with_component(spec, "labels", shared, component)
+    let Some(mut taken) = takeover_selector(spec, component) else {
+        return with_component(spec, "labels", shared, component);
+    };
+    let held: Vec<String> = component
+        .and_then(|w| spec.takeover.get(w))
+        .map(|t| t.selector_labels.keys().cloned().collect())
+        .unwrap_or_default();
+    let (Node::Map(parts), Some(c)) = (shared, component) else {
+        unreachable!("manifest!({{..}}) is a mapping; a taken-over workload has a name")
+    };
+    let Node::Map(own) = manifest!({ (COMPONENT_LABEL): (c) }) else {
+        unreachable!("manifest!({{..}}) is a mapping")
+    };
+    taken.extend(
+        parts.into_iter().chain(own).filter(
+            |p| !matches!(p, MapPart::Entry { key: Key::Static(k), .. } if held.contains(k)),
+        ),
+    );
+    taken
 }
 
 fn with_component(
@@ -105,7 +244,7 @@ fn with_component(
         parts,
     }];
     if let Some(c) = component {
-        let Node::Map(component) = manifest!({ "app.kubernetes.io/component": (c) }) else {
+        let Node::Map(component) = manifest!({ (COMPONENT_LABEL): (c) }) else {
             unreachable!("manifest!({{..}}) is a mapping")
         };
         out.extend(component);

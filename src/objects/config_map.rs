@@ -61,9 +61,9 @@ pub fn workload_config_map_name(w: &Workload<'_>) -> Expr {
     )
 }
 
-/// `<release>-<workload>-config`.
+/// `<full name>-config-<workload>` (a suffix no other object's suffix ends).
 fn own_config_map_name(w: &Workload<'_>) -> Expr {
-    release_name_with(w.spec, &format!("{}-config", w.name))
+    release_name_with(w.spec, &format!("config-{}", w.name))
 }
 
 fn config_content(spec: &Spec, config: Expr) -> Expr {

@@ -41,12 +41,17 @@ pub fn network_policy(w: &Workload<'_>) -> Document {
         ]),
         WorkloadClass::Jobs | WorkloadClass::Migrate => manifest!([]),
     };
-    let hook = if w.class == WorkloadClass::Migrate {
-        manifest!(entries {
-            "annotations": (hook_annotations(w, "-10", "before-hook-creation")),
-        })
+    // The hook's policy is `<full name>-<workload>-hook`: a name of its own, whatever
+    // name a `takeover` gives the Job.
+    let (name, hook) = if w.class == WorkloadClass::Migrate {
+        (
+            crate::objects::common::release_name_with(w.spec, &format!("{}-hook", w.name)),
+            manifest!(entries {
+                "annotations": (hook_annotations(w, "-10", "before-hook-creation")),
+            }),
+        )
     } else {
-        vec![]
+        (w.object_name(), vec![])
     };
     let restricts_egress = Expr::Or(vec![val(&np.child("allowDns")), val(&np.child("egress"))]);
     Document {
@@ -55,7 +60,7 @@ pub fn network_policy(w: &Workload<'_>) -> Document {
         root: manifest!({
             "apiVersion": "networking.k8s.io/v1",
             "kind": "NetworkPolicy",
-            "metadata": (metadata(w.spec, w.object_name(), Some(w.name), hook)),
+            "metadata": (metadata(w.spec, name, Some(w.name), hook)),
             "spec": {
                 "podSelector": { "matchLabels": { ..(selector_labels(w.spec, Some(w.name))) } },
                 "policyTypes": ["Ingress", "Egress" if (restricts_egress.clone())],

@@ -22,7 +22,7 @@ pub fn pod_template(w: &Workload<'_>) -> Node {
             ..(if_set("serviceAccountName", &w.value("serviceAccountName"))),
         })
     } else {
-        manifest!(entries { "serviceAccountName": (service_account_name()) })
+        manifest!(entries { "serviceAccountName": (service_account_name(w.spec)) })
     };
     let grace = if migrate {
         vec![]

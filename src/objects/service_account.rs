@@ -19,7 +19,7 @@ pub fn service_account(spec: &Spec) -> Document {
         root: manifest!({
             "apiVersion": "v1",
             "kind": "ServiceAccount",
-            "metadata": (metadata(spec, service_account_name(), None, more)),
+            "metadata": (metadata(spec, service_account_name(spec), None, more)),
             "automountServiceAccountToken": false,
         }),
     }

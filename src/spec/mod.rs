@@ -15,7 +15,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+mod cross_checks;
 pub mod starter;
+
+use cross_checks::{check_bundled, check_takeover};
 
 /// The whole description of a platform.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -78,6 +81,11 @@ pub struct Spec {
     pub startup_settings: Option<crate::model::StartupSettings>,
     /// The workloads, grouped by class, each named.
     pub workloads: Workloads,
+    /// Taking over a release of a hand-written chart: per workload, the object name
+    /// and the selector labels of the old chart, so `helm upgrade` patches its objects
+    /// in place (a Deployment's selector cannot change).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub takeover: BTreeMap<String, crate::model::naming::WorkloadTakeover>,
     /// Kubernetes versions `shipshape validate` checks every preset against.
     #[serde(default = "default_kubernetes_versions")]
     pub kubernetes_versions: Vec<String>,
@@ -296,6 +304,24 @@ pub enum SpecError {
     },
 }
 
+impl Spec {
+    /// How the objects named after `suffix` (a workload, or `config`,
+    /// `dependency-capacity`, `secrets`) are named: the takeover template of a
+    /// workload that has one, else `<fullname>-<suffix>`.
+    pub fn object_name_pattern(&self, suffix: &str) -> crate::model::naming::NamePattern {
+        use crate::model::naming::{parse_template, NamePattern};
+        match self
+            .takeover
+            .get(suffix)
+            .and_then(|t| t.name.as_deref())
+            .and_then(|t| parse_template(t, false).ok())
+        {
+            Some(parts) => NamePattern::Template(parts),
+            None => NamePattern::Suffixed(suffix.to_string()),
+        }
+    }
+}
+
 /// Parses and checks a spec. `file` names the source in error messages.
 pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
     let options = serde_saphyr::Options::default();
@@ -458,6 +484,7 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
     check_allocations(spec, file)?;
     check_stores_and_pools(spec, file)?;
     check_bundled(spec, file)?;
+    check_takeover(spec, file)?;
     for (name, preset) in &spec.presets {
         if !is_dns_label(name, 40) {
             return Err(invalid(
@@ -467,101 +494,6 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
             ));
         }
         check_builtin_choice(name, preset.builtin, file)?;
-    }
-    Ok(())
-}
-
-/// Feature switches name declared features and every flag an allocation depends on
-/// reaches the application; the store Redis server and the bundled servers name
-/// declared Redis servers; workload names leave room for the bundled servers' objects.
-fn check_bundled(spec: &Spec, file: &str) -> Result<(), SpecError> {
-    let invalid = |path: String, message: String, hint: String| SpecError::Invalid {
-        file: file.to_string(),
-        path,
-        message,
-        hint,
-    };
-    let features: Vec<&str> = spec.features.keys().map(String::as_str).collect();
-    for (name, switch) in &spec.feature_switches {
-        if !spec.features.contains_key(name) {
-            return Err(invalid(
-                format!("featureSwitches.{name}"),
-                format!("`{name}` is not a declared feature"),
-                closest(name, &features)
-                    .map(|c| format!("did you mean `{c}`?"))
-                    .unwrap_or_else(|| "declare it under `features`".into()),
-            ));
-        }
-        if !switch.setting.is_empty() && spec.startup_settings.is_none() {
-            return Err(invalid(
-                format!("featureSwitches.{name}.setting"),
-                format!("`{name}` names a settings key but the spec declares no `startupSettings`"),
-                "declare `startupSettings`, or reach the application through `env` only".into(),
-            ));
-        }
-        if switch.env.is_empty() && switch.setting.is_empty() {
-            return Err(invalid(
-                format!("featureSwitches.{name}"),
-                format!("the switch of `{name}` names neither an `env` nor a `setting`"),
-                "name the variable or the settings key the application reads the flag from".into(),
-            ));
-        }
-    }
-    for (name, workload) in spec.workloads.all() {
-        let values = workload.to_values();
-        let postgres = values.get("postgres").and_then(Value::as_object);
-        for (alloc, a) in postgres.into_iter().flatten() {
-            let feature = a.get("feature").and_then(Value::as_str).unwrap_or("");
-            if !feature.is_empty() && !spec.feature_switches.contains_key(feature) {
-                return Err(invalid(
-                    format!("featureSwitches.{feature}"),
-                    format!("the allocation `{alloc}` of `{name}` opens only with the feature `{feature}`, but nothing tells the application whether `{feature}` is on"),
-                    format!("add `featureSwitches.{feature}` with the `env` and/or `setting` the application reads it from"),
-                ));
-            }
-        }
-        if name.starts_with("bundled-") {
-            return Err(invalid(
-                format!("workloads.{}.{name}", workload.class().name()),
-                format!(
-                    "`{name}` starts with `bundled-`, the prefix of the bundled servers' objects"
-                ),
-                "rename the workload".into(),
-            ));
-        }
-    }
-    let servers: Vec<&str> = spec
-        .dependency_capacity
-        .redis
-        .servers
-        .keys()
-        .map(String::as_str)
-        .collect();
-    let unknown_server = |path: String, server: &str| {
-        invalid(
-            path,
-            format!("`{server}` is not a declared Redis server"),
-            closest(server, &servers)
-                .map(|c| format!("did you mean `{c}`?"))
-                .unwrap_or_else(|| "declare it under `dependencyCapacity.redis.servers`".into()),
-        )
-    };
-    let store_server = &spec.store_redis.server;
-    if !store_server.is_empty() && !servers.contains(&store_server.as_str()) {
-        return Err(unknown_server("storeRedis.server".into(), store_server));
-    }
-    for server in spec.bundled.redis.keys() {
-        let path = format!("bundled.redis.{server}");
-        if !servers.contains(&server.as_str()) {
-            return Err(unknown_server(path, server));
-        }
-        if !crate::model::bundleable_server_name(server) {
-            return Err(invalid(
-                path,
-                format!("the Redis server `{server}` cannot be bundled: its name becomes part of object names"),
-                "rename the server with lowercase letters, digits and `-`, at most 40 characters".into(),
-            ));
-        }
     }
     Ok(())
 }

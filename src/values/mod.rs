@@ -79,6 +79,8 @@ pub fn default_values(spec: &Spec) -> Value {
         crate::values::presets::PLAN_KEY.into(),
         Value::String(crate::values::presets::DEFAULT_PRESET.into()),
     );
+    root.insert("nameOverride".into(), Value::String(String::new()));
+    root.insert("fullnameOverride".into(), Value::String(String::new()));
     root.insert("image".into(), to_json(&spec.image));
     root.insert("imagePullSecrets".into(), to_json(&spec.image_pull_secrets));
     root.insert("serviceAccount".into(), to_json(&spec.service_account));
@@ -118,6 +120,7 @@ pub fn default_values(spec: &Spec) -> Value {
         to_json(&spec.dependency_capacity),
     );
     root.insert("workloads".into(), Value::Object(workloads));
+    root.insert("extraObjects".into(), Value::Array(Vec::new()));
     numbers_as_floats(Value::Object(root))
 }
 

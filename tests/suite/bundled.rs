@@ -78,7 +78,10 @@ fn every_bundled_server_enforces_the_budget_the_report_checks_in_every_preset() 
             let values = preset_values(&spec, preset.as_deref()).unwrap();
             let report = capacity_report(&spec, &values).unwrap();
             let objects = parse_objects(&files[&format!("rendered/{label}.yaml")]);
-            let pg = stateful_set(&objects, "release-name-bundled-postgres");
+            let pg = stateful_set(
+                &objects,
+                &format!("release-name-{}-bundled-postgres", spec.chart.name),
+            );
             assert_eq!(
                 pg.is_some(),
                 values["bundled"]["postgres"]["enabled"] == json!(true),
@@ -100,8 +103,10 @@ fn every_bundled_server_enforces_the_budget_the_report_checks_in_every_preset() 
                 seen_postgres += 1;
             }
             for (server, total) in &report.redis_servers {
-                let object =
-                    stateful_set(&objects, &format!("release-name-bundled-valkey-{server}"));
+                let object = stateful_set(
+                    &objects,
+                    &format!("release-name-{}-bundled-valkey-{server}", spec.chart.name),
+                );
                 let on = values["bundled"]["redis"][server]["enabled"] == json!(true);
                 assert_eq!(object.is_some(), on, "{name}/{label}/{server}");
                 if let Some(object) = object {
@@ -159,27 +164,32 @@ fn deployment<'o>(objects: &'o [Value], name: &str) -> &'o Value {
 fn the_applications_urls_point_at_the_bundled_servers_and_only_while_they_run() {
     let spec = example("agent-platform");
     let objects = render(&spec, Some("evaluation"), &[]);
-    let env = env_of(deployment(&objects, "release-name-api"));
+    let env = env_of(deployment(
+        &objects,
+        &format!("release-name-{}-api", spec.chart.name),
+    ));
     let names: Vec<&str> = env.iter().filter_map(|e| e["name"].as_str()).collect();
     let position = |n: &str| names.iter().position(|x| *x == n).unwrap();
     assert_eq!(
         env_value(&env, "APP_VALKEY_URL").unwrap()["value"],
-        "redis://:$(SHIPSHAPE_VALKEY_PASSWORD)@release-name-bundled-valkey-valkey:6379"
+        "redis://:$(SHIPSHAPE_VALKEY_PASSWORD)@release-name-agent-platform-bundled-valkey-valkey:6379"
     );
     assert!(position("SHIPSHAPE_VALKEY_PASSWORD") < position("APP_VALKEY_URL"));
     assert_eq!(
         env_value(&env, "SPRING_DATASOURCE_URL").unwrap()["value"],
-        "jdbc:postgresql://release-name-bundled-postgres:5432/app"
+        "jdbc:postgresql://release-name-agent-platform-bundled-postgres:5432/app"
     );
     assert_eq!(
         env_value(&env, "SPRING_DATASOURCE_PASSWORD").unwrap()["valueFrom"]["secretKeyRef"],
-        json!({"name": "release-name-bundled", "key": "password"})
+        json!({"name": format!("release-name-{}-bundled", spec.chart.name), "key": "password"})
     );
     // The Service the URL names exists and selects the server's pod.
     let service = objects
         .iter()
         .find(|o| {
-            o["kind"] == "Service" && o["metadata"]["name"] == "release-name-bundled-valkey-valkey"
+            o["kind"] == "Service"
+                && o["metadata"]["name"]
+                    == format!("release-name-{}-bundled-valkey-valkey", spec.chart.name).as_str()
         })
         .unwrap();
     assert_eq!(
@@ -188,7 +198,10 @@ fn the_applications_urls_point_at_the_bundled_servers_and_only_while_they_run() 
     );
     // Off: the external URL from values, no database variables, no Secret.
     let off = render(&spec, Some("ingest-failover"), &[]);
-    let env = env_of(deployment(&off, "release-name-api"));
+    let env = env_of(deployment(
+        &off,
+        &format!("release-name-{}-api", spec.chart.name),
+    ));
     assert_eq!(
         env_value(&env, "APP_VALKEY_URL").unwrap()["value"],
         "redis://valkey:6379"
@@ -204,7 +217,10 @@ fn the_applications_urls_point_at_the_bundled_servers_and_only_while_they_run() 
         &["bundled.existingSecret=trial-creds"],
     );
     assert!(!existing.iter().any(|o| o["kind"] == "Secret"));
-    let env = env_of(deployment(&existing, "release-name-api"));
+    let env = env_of(deployment(
+        &existing,
+        &format!("release-name-{}-api", spec.chart.name),
+    ));
     assert_eq!(
         env_value(&env, "SHIPSHAPE_VALKEY_PASSWORD").unwrap()["valueFrom"]["secretKeyRef"]["name"],
         "trial-creds"
@@ -215,14 +231,17 @@ fn the_applications_urls_point_at_the_bundled_servers_and_only_while_they_run() 
 fn the_gateway_reads_its_bundled_urls_and_the_secret_holds_every_password() {
     let spec = example("llm-gateway");
     let objects = render(&spec, Some("evaluation"), &[]);
-    let env = env_of(deployment(&objects, "release-name-api"));
+    let env = env_of(deployment(
+        &objects,
+        &format!("release-name-{}-api", spec.chart.name),
+    ));
     assert_eq!(
         env_value(&env, "DATABASE_URL").unwrap()["value"],
-        "postgresql://app:$(SHIPSHAPE_POSTGRES_PASSWORD)@release-name-bundled-postgres:5432/app"
+        "postgresql://app:$(SHIPSHAPE_POSTGRES_PASSWORD)@release-name-llm-gateway-bundled-postgres:5432/app"
     );
     assert_eq!(
         env_value(&env, "DELTALLM_REDIS_BULK_URL").unwrap()["value"],
-        "redis://:$(SHIPSHAPE_VALKEY_PASSWORD)@release-name-bundled-valkey-cache:6379"
+        "redis://:$(SHIPSHAPE_VALKEY_PASSWORD)@release-name-llm-gateway-bundled-valkey-cache:6379"
     );
     let secret = objects.iter().find(|o| o["kind"] == "Secret").unwrap();
     let data = secret["stringData"].as_object().unwrap();
@@ -312,7 +331,9 @@ fn helm_refuses_what_the_bundled_guard_refuses() {
 fn general_settings(objects: &[Value]) -> Value {
     let cm = objects
         .iter()
-        .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == "release-name-config")
+        .find(|o| {
+            o["kind"] == "ConfigMap" && o["metadata"]["name"] == "release-name-llm-gateway-config"
+        })
         .unwrap();
     let file: Value = serde_json::from_str(cm["data"]["config.yaml"].as_str().unwrap()).unwrap();
     file["general_settings"].clone()
@@ -325,7 +346,10 @@ fn durable_telemetry_reaches_the_gateway_and_an_off_flag_states_no_open_pool() {
     let settings = general_settings(&on);
     assert_eq!(settings["durable_telemetry_enabled"], true);
     assert_eq!(settings["telemetry_db_pool_size"], 5);
-    let env = env_of(deployment(&on, "release-name-api"));
+    let env = env_of(deployment(
+        &on,
+        &format!("release-name-{}-api", spec.chart.name),
+    ));
     assert_eq!(
         env_value(&env, "DELTALLM_DURABLE_TELEMETRY_ENABLED").unwrap()["value"],
         "true"
@@ -341,7 +365,10 @@ fn durable_telemetry_reaches_the_gateway_and_an_off_flag_states_no_open_pool() {
         assert_eq!(settings[key], 0, "{key}");
     }
     assert_eq!(settings["db_pool_size"], 20);
-    let env = env_of(deployment(&off, "release-name-api"));
+    let env = env_of(deployment(
+        &off,
+        &format!("release-name-{}-api", spec.chart.name),
+    ));
     assert_eq!(
         env_value(&env, "DELTALLM_DURABLE_TELEMETRY_ENABLED").unwrap()["value"],
         "false"
@@ -420,7 +447,10 @@ fn without_its_secret_the_cache_url_is_null_not_a_dangling_reference() {
         &render_manifests(&spec, &build_objects(&spec), &values, &Release::default()).unwrap(),
     );
     assert_eq!(general_settings(&objects)["redis_bulk_url"], Value::Null);
-    let env = env_of(deployment(&objects, "release-name-api"));
+    let env = env_of(deployment(
+        &objects,
+        &format!("release-name-{}-api", spec.chart.name),
+    ));
     assert_eq!(env_value(&env, "DELTALLM_REDIS_BULK_URL"), None);
     let text =
         render_manifests(&spec, &build_objects(&spec), &values, &Release::default()).unwrap();

@@ -21,7 +21,11 @@ fn example(name: &str) -> Spec {
 fn configmap_data(rendered: &str) -> serde_json::Map<String, Value> {
     parse_objects(rendered)
         .into_iter()
-        .find(|o| o["metadata"]["name"] == "release-name-dependency-capacity")
+        .find(|o| {
+            o["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.ends_with("-dependency-capacity"))
+        })
         .expect("capacity ConfigMap")["data"]
         .as_object()
         .unwrap()
@@ -175,7 +179,9 @@ fn agent_platform_pools_match_adr_0014() {
     .unwrap();
     let api_env = parse_objects(&native)
         .into_iter()
-        .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "release-name-api")
+        .find(|o| {
+            o["kind"] == "Deployment" && o["metadata"]["name"] == "release-name-agent-platform-api"
+        })
         .unwrap()["spec"]["template"]["spec"]["containers"][0]["env"]
         .clone();
     assert!(
@@ -248,7 +254,9 @@ fn gateway_env_tells_the_application_the_counted_sizes() {
     let env = |preset: &str| {
         parse_objects(&files[&format!("rendered/{preset}.yaml")])
             .into_iter()
-            .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "release-name-api")
+            .find(|o| {
+                o["kind"] == "Deployment" && o["metadata"]["name"] == "release-name-llm-gateway-api"
+            })
             .unwrap()["spec"]["template"]["spec"]["containers"][0]["env"]
             .as_array()
             .unwrap()

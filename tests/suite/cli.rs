@@ -128,7 +128,7 @@ fn render_matches_the_golden_render_and_applies_set_and_files() {
     assert!(
         out.contains("replicas: 2")
             && out.contains("core:v2\"")
-            && out.contains("name: \"rel-api\""),
+            && out.contains("name: \"rel-agent-platform-api\""),
         "{out}"
     );
     let (code, out, err) = shipshape(&[
@@ -397,7 +397,7 @@ fn diff_lists_changed_objects_in_text_and_markdown() {
     assert_eq!(code, 1, "{err}");
     assert!(
         text.contains("preset `default`")
-            && text.contains("Deployment/release-name-api")
+            && text.contains("Deployment/release-name-agent-platform-api")
             && text.contains(".lifecycle.preStop.exec.command[1]: \"30\" -> \"20\""),
         "{text}"
     );

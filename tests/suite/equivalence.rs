@@ -448,6 +448,31 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
     if rng.chance(20) {
         root.insert("imagePullSecrets".into(), json!([{"name": hostile(rng)}]));
     }
+    if rng.chance(25) {
+        let mut objects = Vec::new();
+        for i in 0..=rng.below(2) {
+            let kind = *rng.pick(&["ConfigMap", "Role", "Widget", "Job"]);
+            let mut object = json!({
+                "apiVersion": if kind == "Widget" { "example.com/v1" } else { "v1" },
+                "kind": kind,
+                "metadata": {"name": format!("extra-{i}"), "annotations": string_map(rng, &[])},
+                "data": {"text": hostile(rng), "tree": random_tree(rng, 0)},
+            });
+            if rng.chance(10) {
+                object["metadata"] = json!({"annotations": {"helm.sh/hook": "post-install"}});
+            }
+            if rng.chance(20) {
+                object["metadata"]["annotations"] = json!({"helm.sh/hook": "pre-install"});
+            }
+            objects.push(object);
+        }
+        root.insert("extraObjects".into(), Value::Array(objects));
+    }
+    for key in ["nameOverride", "fullnameOverride"] {
+        if rng.chance(30) {
+            root.insert(key.into(), name_override(rng, &spec.chart.name));
+        }
+    }
     let mut workloads = Map::new();
     for (name, w) in spec.workloads.all() {
         if rng.chance(60) {
@@ -566,6 +591,41 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
     merged(&base, Value::Object(root))
 }
 
+/// A `nameOverride` or `fullnameOverride`: mostly DNS labels (the chart's name, 63
+/// characters, a `-` where a name is cut), sometimes text the schema refuses.
+fn name_override(rng: &mut Rng, chart: &str) -> Value {
+    let long = format!("{}-{}", "n".repeat(42), "x".repeat(20));
+    let cut_at_dash = format!("{}-{}", "d".repeat(43), "e".repeat(19));
+    let choices = [
+        "",
+        chart,
+        "shop",
+        "x",
+        long.as_str(),
+        cut_at_dash.as_str(),
+        "release",
+    ];
+    if rng.chance(10) {
+        return hostile(rng);
+    }
+    Value::String(rng.pick(&choices).to_string())
+}
+
+/// A release name for `helm template NAME`: the default, short, one holding the
+/// chart's name, and 53 characters (the longest Helm accepts) with a `-` where a full
+/// name is cut.
+fn release_name(rng: &mut Rng, chart: &str) -> String {
+    let choices = [
+        "release-name".to_string(),
+        "r".to_string(),
+        format!("prod-{chart}"),
+        chart.to_string(),
+        format!("{}-{}", "a".repeat(42), "b".repeat(10)),
+        "c".repeat(53),
+    ];
+    rng.pick(&choices).clone()
+}
+
 #[test]
 fn randomized_values_render_like_helm_3_and_helm_4() {
     for (seed, (name, spec_path)) in examples().into_iter().enumerate() {
@@ -589,7 +649,7 @@ fn randomized_example(name: &str, spec_path: &Path, seed: u64) {
         let file = scratch.path().join(format!("values-{i:03}.json"));
         // Go's encoding escapes U+2028, which YAML readers otherwise take for a line break.
         std::fs::write(&file, shipshape::expr::gojson::to_go_json(&overlay)).unwrap();
-        cases.push(file);
+        cases.push((file, release_name(&mut rng, &spec.chart.name)));
     }
     let helms = [helm3(), helm4()];
     let checked = std::sync::atomic::AtomicUsize::new(0);
@@ -600,7 +660,7 @@ fn randomized_example(name: &str, spec_path: &Path, seed: u64) {
                 (&cases, &helms, &chart, &spec, &schema, &docs, &scratch);
             let (checked, refused) = (&checked, &refused);
             s.spawn(move || {
-                for file in cases.iter().skip(worker).step_by(2) {
+                for (file, release) in cases.iter().skip(worker).step_by(2) {
                     let text = std::fs::read_to_string(file).unwrap();
                     let user = parse_values_yaml(&text, &file.display().to_string()).unwrap();
                     let values = resolve_values(
@@ -620,8 +680,16 @@ fn randomized_example(name: &str, spec_path: &Path, seed: u64) {
                     let schema_ok = schema_check.is_ok();
                     let native = if schema_ok {
                         Some(
-                            render_manifests(spec, docs, &values, &Release::default())
-                                .expect("native render"),
+                            render_manifests(
+                                spec,
+                                docs,
+                                &values,
+                                &Release {
+                                    name: release.clone(),
+                                    ..Release::default()
+                                },
+                            )
+                            .expect("native render"),
                         )
                     } else {
                         None
@@ -631,6 +699,7 @@ fn randomized_example(name: &str, spec_path: &Path, seed: u64) {
                             helm_bin,
                             &[
                                 "template",
+                                release,
                                 chart.to_str().unwrap(),
                                 "-f",
                                 file.to_str().unwrap(),

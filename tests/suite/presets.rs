@@ -30,7 +30,8 @@ fn in_flight_metric_name_is_pinned() {
 fn scale_out_preset_runs_three_api_pods_with_a_300s_drain() {
     let outputs = example_outputs();
     let objects = parse_objects(&outputs["rendered/scale-out.yaml"]);
-    let api = object(&objects, "Deployment", "release-name-api").expect("api Deployment");
+    let api =
+        object(&objects, "Deployment", "release-name-agent-platform-api").expect("api Deployment");
     assert_eq!(api["spec"]["replicas"], 3);
     assert_eq!(
         api["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"],
@@ -42,7 +43,12 @@ fn scale_out_preset_runs_three_api_pods_with_a_300s_drain() {
         pod["containers"][0]["lifecycle"]["preStop"]["exec"]["command"],
         serde_json::json!(["sleep", "300"])
     );
-    let pdb = object(&objects, "PodDisruptionBudget", "release-name-api").expect("pdb");
+    let pdb = object(
+        &objects,
+        "PodDisruptionBudget",
+        "release-name-agent-platform-api",
+    )
+    .expect("pdb");
     assert_eq!(pdb["spec"]["maxUnavailable"], 1);
     assert!(pdb["spec"].get("minAvailable").is_none());
     assert!(outputs.contains_key("chart/values-scale-out.yaml"));
@@ -53,12 +59,18 @@ fn scale_out_preset_runs_three_api_pods_with_a_300s_drain() {
 fn autoscaling_preset_renders_an_hpa_with_slow_scale_in_and_no_replicas() {
     let outputs = example_outputs();
     let objects = parse_objects(&outputs["rendered/autoscaling.yaml"]);
-    let api = object(&objects, "Deployment", "release-name-api").expect("api Deployment");
+    let api =
+        object(&objects, "Deployment", "release-name-agent-platform-api").expect("api Deployment");
     assert!(
         api["spec"].get("replicas").is_none(),
         "an autoscaled Deployment has no replicas"
     );
-    let hpa = object(&objects, "HorizontalPodAutoscaler", "release-name-api").expect("hpa");
+    let hpa = object(
+        &objects,
+        "HorizontalPodAutoscaler",
+        "release-name-agent-platform-api",
+    )
+    .expect("hpa");
     assert_eq!(hpa["apiVersion"], "autoscaling/v2");
     // The agent platform's 180-connection budget fits at most 4 api pods, and the
     // built-in preset derives that maximum (its spec does not set one); the gateway's
@@ -74,7 +86,7 @@ fn autoscaling_preset_renders_an_hpa_with_slow_scale_in_and_no_replicas() {
     let gateway_hpa = object(
         &gateway_objects,
         "HorizontalPodAutoscaler",
-        "release-name-api",
+        "release-name-llm-gateway-api",
     )
     .expect("gateway hpa");
     assert_eq!(gateway_hpa["spec"]["maxReplicas"], 12);
@@ -89,9 +101,14 @@ fn autoscaling_preset_renders_an_hpa_with_slow_scale_in_and_no_replicas() {
         down["policies"][0],
         serde_json::json!({"type": "Pods", "value": 1, "periodSeconds": 300})
     );
-    assert!(object(&objects, "ScaledObject", "release-name-api").is_none());
+    assert!(object(&objects, "ScaledObject", "release-name-agent-platform-api").is_none());
     let default = parse_objects(&outputs["rendered/default.yaml"]);
-    assert!(object(&default, "HorizontalPodAutoscaler", "release-name-api").is_none());
+    assert!(object(
+        &default,
+        "HorizontalPodAutoscaler",
+        "release-name-agent-platform-api"
+    )
+    .is_none());
 }
 
 #[test]
@@ -162,7 +179,12 @@ fn built_in_autoscaling_fits_a_small_budget_and_is_used_only_when_named() {
     let spec = load_spec(&text, "small").unwrap();
     let files = generate_outputs(&spec).unwrap().files;
     let objects = parse_objects(&files["rendered/autoscaling.yaml"]);
-    let hpa = object(&objects, "HorizontalPodAutoscaler", "release-name-web").expect("hpa");
+    let hpa = object(
+        &objects,
+        "HorizontalPodAutoscaler",
+        "release-name-small-web",
+    )
+    .expect("hpa");
     // 120 - 10 = 110 connections; (m + 1 + m) x 2 processes x 5 <= 110 -> m = 5.
     assert_eq!(hpa["spec"]["maxReplicas"], 5);
     assert_eq!(hpa["spec"]["minReplicas"], 3);

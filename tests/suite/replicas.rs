@@ -20,7 +20,8 @@ fn agent_platform() -> Spec {
 
 fn env_of(objects: &[Value], workload: &str) -> Option<BTreeMap<String, String>> {
     let d = objects.iter().find(|o| {
-        o["kind"] == "Deployment" && o["metadata"]["name"] == format!("release-name-{workload}")
+        o["kind"] == "Deployment"
+            && o["metadata"]["name"] == format!("release-name-agent-platform-{workload}")
     })?;
     Some(
         d["spec"]["template"]["spec"]["containers"][0]["env"]

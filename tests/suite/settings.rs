@@ -30,7 +30,9 @@ fn render_with(spec: &Spec, sets: &[&str]) -> Vec<Value> {
 fn general_settings(objects: &[Value]) -> Value {
     let cm = objects
         .iter()
-        .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == "release-name-config")
+        .find(|o| {
+            o["kind"] == "ConfigMap" && o["metadata"]["name"] == "release-name-llm-gateway-config"
+        })
         .unwrap();
     let file: Value = serde_json::from_str(cm["data"]["config.yaml"].as_str().unwrap()).unwrap();
     file["general_settings"].clone()
@@ -39,7 +41,9 @@ fn general_settings(objects: &[Value]) -> Value {
 fn api_pod(objects: &[Value]) -> Value {
     objects
         .iter()
-        .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "release-name-api")
+        .find(|o| {
+            o["kind"] == "Deployment" && o["metadata"]["name"] == "release-name-llm-gateway-api"
+        })
         .unwrap()["spec"]["template"]
         .clone()
 }

@@ -191,7 +191,7 @@ fn a_missing_secret_key_is_refused_at_install_and_keys_reach_every_container() {
     // render creates the Secret and reads from it.
     for (preset, secret) in [
         ("default", "web-shop-credentials"),
-        ("evaluation", "release-name-secrets"),
+        ("evaluation", "release-name-web-shop-secrets"),
     ] {
         let objects = parse_objects(&outputs[&format!("rendered/{preset}.yaml")]);
         let created = objects.iter().any(|o| o["kind"] == "Secret");

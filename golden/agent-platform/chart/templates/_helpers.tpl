@@ -45,122 +45,142 @@
 {{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.webhooks.configOverlay) }}
 {{- end }}
 
+{{/* `fullnameOverride`, else the release name, followed by `-<name>` unless it contains it (as `helm create` writes it), cut to 63 characters. */}}
+{{- define "agent-platform.fullname" -}}
+{{ ternary (trimSuffix "-" (trunc 63 $.Values.fullnameOverride)) (ternary
+    (trimSuffix "-" (trunc 63 $.Release.Name))
+    (trimSuffix "-"
+      (trunc 63 (print $.Release.Name "-" (default $.Chart.Name $.Values.nameOverride))))
+    (not (not (contains (default $.Chart.Name $.Values.nameOverride) $.Release.Name)))) (not
+    (not $.Values.fullnameOverride)) }}
+{{- end }}
+
 {{/* The standard labels of every object (each adds its component). */}}
 {{- define "agent-platform.labels" -}}
-app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
+app.kubernetes.io/name: {{ include "agent-platform.name" $ | toJson }}
 app.kubernetes.io/instance: {{ $.Release.Name | toJson }}
 app.kubernetes.io/version: {{ $.Chart.AppVersion | toJson }}
 app.kubernetes.io/managed-by: {{ $.Release.Service | toJson }}
 helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name "-" $.Chart.Version))) | toJson }}
 {{- end }}
 
-{{/* `<release>-api`, cut to 63 characters: an object name. */}}
+{{/* The chart's name, or `nameOverride`: the `app.kubernetes.io/name` label. */}}
+{{- define "agent-platform.name" -}}
+{{ trimSuffix "-" (trunc 63 (default $.Chart.Name $.Values.nameOverride)) }}
+{{- end }}
+
+{{/* `<fullname>-api`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.api" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-api")) }}
+{{ print (trimSuffix "-" (trunc 59 (include "agent-platform.fullname" $))) "-api" }}
 {{- end }}
 
-{{/* `<release>-api-config`, cut to 63 characters: an object name. */}}
-{{- define "agent-platform.name.api-config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-api-config")) }}
-{{- end }}
-
-{{/* `<release>-billing`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-billing`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.billing" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-billing")) }}
+{{ print (trimSuffix "-" (trunc 55 (include "agent-platform.fullname" $))) "-billing" }}
 {{- end }}
 
-{{/* `<release>-billing-config`, cut to 63 characters: an object name. */}}
-{{- define "agent-platform.name.billing-config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-billing-config")) }}
-{{- end }}
-
-{{/* `<release>-bundled`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-bundled`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.bundled" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled")) }}
+{{ print (trimSuffix "-" (trunc 55 (include "agent-platform.fullname" $))) "-bundled" }}
 {{- end }}
 
-{{/* `<release>-bundled-postgres`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-bundled-postgres`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.bundled-postgres" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres")) }}
+{{ print (trimSuffix "-" (trunc 46 (include "agent-platform.fullname" $))) "-bundled-postgres" }}
 {{- end }}
 
-{{/* `<release>-bundled-postgres-init`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-bundled-postgres-init`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.bundled-postgres-init" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres-init")) }}
+{{ print (trimSuffix "-" (trunc 41 (include "agent-platform.fullname" $))) "-bundled-postgres-init" }}
 {{- end }}
 
-{{/* `<release>-bundled-valkey-valkey`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-bundled-valkey-valkey`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.bundled-valkey-valkey" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-valkey-valkey")) }}
+{{ print (trimSuffix "-" (trunc 41 (include "agent-platform.fullname" $))) "-bundled-valkey-valkey" }}
 {{- end }}
 
-{{/* `<release>-config`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-config`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-config")) }}
+{{ print (trimSuffix "-" (trunc 56 (include "agent-platform.fullname" $))) "-config" }}
 {{- end }}
 
-{{/* `<release>-dependency-capacity`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-config-api`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "agent-platform.name.config-api" -}}
+{{ print (trimSuffix "-" (trunc 52 (include "agent-platform.fullname" $))) "-config-api" }}
+{{- end }}
+
+{{/* `<fullname>-config-billing`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "agent-platform.name.config-billing" -}}
+{{ print (trimSuffix "-" (trunc 48 (include "agent-platform.fullname" $))) "-config-billing" }}
+{{- end }}
+
+{{/* `<fullname>-config-ingest`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "agent-platform.name.config-ingest" -}}
+{{ print (trimSuffix "-" (trunc 49 (include "agent-platform.fullname" $))) "-config-ingest" }}
+{{- end }}
+
+{{/* `<fullname>-config-intake`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "agent-platform.name.config-intake" -}}
+{{ print (trimSuffix "-" (trunc 49 (include "agent-platform.fullname" $))) "-config-intake" }}
+{{- end }}
+
+{{/* `<fullname>-config-jobs`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "agent-platform.name.config-jobs" -}}
+{{ print (trimSuffix "-" (trunc 51 (include "agent-platform.fullname" $))) "-config-jobs" }}
+{{- end }}
+
+{{/* `<fullname>-config-temporal`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "agent-platform.name.config-temporal" -}}
+{{ print (trimSuffix "-" (trunc 47 (include "agent-platform.fullname" $))) "-config-temporal" }}
+{{- end }}
+
+{{/* `<fullname>-config-webhooks`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "agent-platform.name.config-webhooks" -}}
+{{ print (trimSuffix "-" (trunc 47 (include "agent-platform.fullname" $))) "-config-webhooks" }}
+{{- end }}
+
+{{/* `<fullname>-dependency-capacity`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.dependency-capacity" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-dependency-capacity")) }}
+{{ print (trimSuffix "-" (trunc 43 (include "agent-platform.fullname" $))) "-dependency-capacity" }}
 {{- end }}
 
-{{/* `<release>-ingest`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-ingest`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.ingest" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-ingest")) }}
+{{ print (trimSuffix "-" (trunc 56 (include "agent-platform.fullname" $))) "-ingest" }}
 {{- end }}
 
-{{/* `<release>-ingest-config`, cut to 63 characters: an object name. */}}
-{{- define "agent-platform.name.ingest-config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-ingest-config")) }}
-{{- end }}
-
-{{/* `<release>-intake`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-intake`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.intake" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-intake")) }}
+{{ print (trimSuffix "-" (trunc 56 (include "agent-platform.fullname" $))) "-intake" }}
 {{- end }}
 
-{{/* `<release>-intake-config`, cut to 63 characters: an object name. */}}
-{{- define "agent-platform.name.intake-config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-intake-config")) }}
-{{- end }}
-
-{{/* `<release>-jobs`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-jobs`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.jobs" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-jobs")) }}
+{{ print (trimSuffix "-" (trunc 58 (include "agent-platform.fullname" $))) "-jobs" }}
 {{- end }}
 
-{{/* `<release>-jobs-config`, cut to 63 characters: an object name. */}}
-{{- define "agent-platform.name.jobs-config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-jobs-config")) }}
-{{- end }}
-
-{{/* `<release>-migrate`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-migrate`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.migrate" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-migrate")) }}
+{{ print (trimSuffix "-" (trunc 55 (include "agent-platform.fullname" $))) "-migrate" }}
 {{- end }}
 
-{{/* `<release>-temporal`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-migrate-hook`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "agent-platform.name.migrate-hook" -}}
+{{ print (trimSuffix "-" (trunc 50 (include "agent-platform.fullname" $))) "-migrate-hook" }}
+{{- end }}
+
+{{/* `<fullname>-temporal`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.temporal" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-temporal")) }}
+{{ print (trimSuffix "-" (trunc 54 (include "agent-platform.fullname" $))) "-temporal" }}
 {{- end }}
 
-{{/* `<release>-temporal-config`, cut to 63 characters: an object name. */}}
-{{- define "agent-platform.name.temporal-config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-temporal-config")) }}
-{{- end }}
-
-{{/* `<release>-webhooks`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-webhooks`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "agent-platform.name.webhooks" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-webhooks")) }}
-{{- end }}
-
-{{/* `<release>-webhooks-config`, cut to 63 characters: an object name. */}}
-{{- define "agent-platform.name.webhooks-config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-webhooks-config")) }}
+{{ print (trimSuffix "-" (trunc 54 (include "agent-platform.fullname" $))) "-webhooks" }}
 {{- end }}
 
 {{/* The labels pods are selected by (each workload adds its component). */}}
 {{- define "agent-platform.selectorLabels" -}}
-app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
+app.kubernetes.io/name: {{ include "agent-platform.name" $ | toJson }}
 app.kubernetes.io/instance: {{ $.Release.Name | toJson }}
 {{- end }}

@@ -321,72 +321,87 @@
               $.Values.bundled.redis.cache.enabled)))))) }}
 {{- end }}
 
+{{/* `fullnameOverride`, else the release name, followed by `-<name>` unless it contains it (as `helm create` writes it), cut to 63 characters. */}}
+{{- define "llm-gateway.fullname" -}}
+{{ ternary (trimSuffix "-" (trunc 63 $.Values.fullnameOverride)) (ternary
+    (trimSuffix "-" (trunc 63 $.Release.Name))
+    (trimSuffix "-"
+      (trunc 63 (print $.Release.Name "-" (default $.Chart.Name $.Values.nameOverride))))
+    (not (not (contains (default $.Chart.Name $.Values.nameOverride) $.Release.Name)))) (not
+    (not $.Values.fullnameOverride)) }}
+{{- end }}
+
 {{/* The standard labels of every object (each adds its component). */}}
 {{- define "llm-gateway.labels" -}}
-app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
+app.kubernetes.io/name: {{ include "llm-gateway.name" $ | toJson }}
 app.kubernetes.io/instance: {{ $.Release.Name | toJson }}
 app.kubernetes.io/version: {{ $.Chart.AppVersion | toJson }}
 app.kubernetes.io/managed-by: {{ $.Release.Service | toJson }}
 helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name "-" $.Chart.Version))) | toJson }}
 {{- end }}
 
-{{/* `<release>-api`, cut to 63 characters: an object name. */}}
+{{/* The chart's name, or `nameOverride`: the `app.kubernetes.io/name` label. */}}
+{{- define "llm-gateway.name" -}}
+{{ trimSuffix "-" (trunc 63 (default $.Chart.Name $.Values.nameOverride)) }}
+{{- end }}
+
+{{/* `<fullname>-api`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.api" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-api")) }}
+{{ print (trimSuffix "-" (trunc 59 (include "llm-gateway.fullname" $))) "-api" }}
 {{- end }}
 
-{{/* `<release>-api-config`, cut to 63 characters: an object name. */}}
-{{- define "llm-gateway.name.api-config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-api-config")) }}
-{{- end }}
-
-{{/* `<release>-batch-worker`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-batch-worker`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.batch-worker" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-batch-worker")) }}
+{{ print (trimSuffix "-" (trunc 50 (include "llm-gateway.fullname" $))) "-batch-worker" }}
 {{- end }}
 
-{{/* `<release>-batch-worker-config`, cut to 63 characters: an object name. */}}
-{{- define "llm-gateway.name.batch-worker-config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-batch-worker-config")) }}
-{{- end }}
-
-{{/* `<release>-bundled`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-bundled`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.bundled" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled")) }}
+{{ print (trimSuffix "-" (trunc 55 (include "llm-gateway.fullname" $))) "-bundled" }}
 {{- end }}
 
-{{/* `<release>-bundled-postgres`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-bundled-postgres`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.bundled-postgres" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres")) }}
+{{ print (trimSuffix "-" (trunc 46 (include "llm-gateway.fullname" $))) "-bundled-postgres" }}
 {{- end }}
 
-{{/* `<release>-bundled-postgres-init`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-bundled-postgres-init`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.bundled-postgres-init" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres-init")) }}
+{{ print (trimSuffix "-" (trunc 41 (include "llm-gateway.fullname" $))) "-bundled-postgres-init" }}
 {{- end }}
 
-{{/* `<release>-bundled-valkey-cache`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-bundled-valkey-cache`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.bundled-valkey-cache" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-valkey-cache")) }}
+{{ print (trimSuffix "-" (trunc 42 (include "llm-gateway.fullname" $))) "-bundled-valkey-cache" }}
 {{- end }}
 
-{{/* `<release>-bundled-valkey-critical`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-bundled-valkey-critical`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.bundled-valkey-critical" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-valkey-critical")) }}
+{{ print (trimSuffix "-" (trunc 39 (include "llm-gateway.fullname" $))) "-bundled-valkey-critical" }}
 {{- end }}
 
-{{/* `<release>-config`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-config`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-config")) }}
+{{ print (trimSuffix "-" (trunc 56 (include "llm-gateway.fullname" $))) "-config" }}
 {{- end }}
 
-{{/* `<release>-dependency-capacity`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-config-api`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "llm-gateway.name.config-api" -}}
+{{ print (trimSuffix "-" (trunc 52 (include "llm-gateway.fullname" $))) "-config-api" }}
+{{- end }}
+
+{{/* `<fullname>-config-batch-worker`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "llm-gateway.name.config-batch-worker" -}}
+{{ print (trimSuffix "-" (trunc 43 (include "llm-gateway.fullname" $))) "-config-batch-worker" }}
+{{- end }}
+
+{{/* `<fullname>-dependency-capacity`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "llm-gateway.name.dependency-capacity" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-dependency-capacity")) }}
+{{ print (trimSuffix "-" (trunc 43 (include "llm-gateway.fullname" $))) "-dependency-capacity" }}
 {{- end }}
 
 {{/* The labels pods are selected by (each workload adds its component). */}}
 {{- define "llm-gateway.selectorLabels" -}}
-app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
+app.kubernetes.io/name: {{ include "llm-gateway.name" $ | toJson }}
 app.kubernetes.io/instance: {{ $.Release.Name | toJson }}
 {{- end }}

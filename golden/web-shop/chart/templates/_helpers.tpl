@@ -20,72 +20,92 @@
 {{ toJson (mergeOverwrite (deepCopy $.Values.config) $.Values.workloads.storefront.configOverlay) }}
 {{- end }}
 
+{{/* `fullnameOverride`, else the release name, followed by `-<name>` unless it contains it (as `helm create` writes it), cut to 63 characters. */}}
+{{- define "web-shop.fullname" -}}
+{{ ternary (trimSuffix "-" (trunc 63 $.Values.fullnameOverride)) (ternary
+    (trimSuffix "-" (trunc 63 $.Release.Name))
+    (trimSuffix "-"
+      (trunc 63 (print $.Release.Name "-" (default $.Chart.Name $.Values.nameOverride))))
+    (not (not (contains (default $.Chart.Name $.Values.nameOverride) $.Release.Name)))) (not
+    (not $.Values.fullnameOverride)) }}
+{{- end }}
+
 {{/* The standard labels of every object (each adds its component). */}}
 {{- define "web-shop.labels" -}}
-app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
+app.kubernetes.io/name: {{ include "web-shop.name" $ | toJson }}
 app.kubernetes.io/instance: {{ $.Release.Name | toJson }}
 app.kubernetes.io/version: {{ $.Chart.AppVersion | toJson }}
 app.kubernetes.io/managed-by: {{ $.Release.Service | toJson }}
 helm.sh/chart: {{ trimSuffix "-" (trunc 63 (replace "+" "_" (print $.Chart.Name "-" $.Chart.Version))) | toJson }}
 {{- end }}
 
-{{/* `<release>-bundled`, cut to 63 characters: an object name. */}}
+{{/* The chart's name, or `nameOverride`: the `app.kubernetes.io/name` label. */}}
+{{- define "web-shop.name" -}}
+{{ trimSuffix "-" (trunc 63 (default $.Chart.Name $.Values.nameOverride)) }}
+{{- end }}
+
+{{/* `<fullname>-bundled`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "web-shop.name.bundled" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled")) }}
+{{ print (trimSuffix "-" (trunc 55 (include "web-shop.fullname" $))) "-bundled" }}
 {{- end }}
 
-{{/* `<release>-bundled-postgres`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-bundled-postgres`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "web-shop.name.bundled-postgres" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres")) }}
+{{ print (trimSuffix "-" (trunc 46 (include "web-shop.fullname" $))) "-bundled-postgres" }}
 {{- end }}
 
-{{/* `<release>-bundled-postgres-init`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-bundled-postgres-init`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "web-shop.name.bundled-postgres-init" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-bundled-postgres-init")) }}
+{{ print (trimSuffix "-" (trunc 41 (include "web-shop.fullname" $))) "-bundled-postgres-init" }}
 {{- end }}
 
-{{/* `<release>-config`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-config`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "web-shop.name.config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-config")) }}
+{{ print (trimSuffix "-" (trunc 56 (include "web-shop.fullname" $))) "-config" }}
 {{- end }}
 
-{{/* `<release>-dependency-capacity`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-config-order-mail`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "web-shop.name.config-order-mail" -}}
+{{ print (trimSuffix "-" (trunc 45 (include "web-shop.fullname" $))) "-config-order-mail" }}
+{{- end }}
+
+{{/* `<fullname>-config-storefront`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "web-shop.name.config-storefront" -}}
+{{ print (trimSuffix "-" (trunc 45 (include "web-shop.fullname" $))) "-config-storefront" }}
+{{- end }}
+
+{{/* `<fullname>-dependency-capacity`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "web-shop.name.dependency-capacity" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-dependency-capacity")) }}
+{{ print (trimSuffix "-" (trunc 43 (include "web-shop.fullname" $))) "-dependency-capacity" }}
 {{- end }}
 
-{{/* `<release>-migrate`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-migrate`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "web-shop.name.migrate" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-migrate")) }}
+{{ print (trimSuffix "-" (trunc 55 (include "web-shop.fullname" $))) "-migrate" }}
 {{- end }}
 
-{{/* `<release>-order-mail`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-migrate-hook`, the full name cut so the name fits in 63 characters: an object name. */}}
+{{- define "web-shop.name.migrate-hook" -}}
+{{ print (trimSuffix "-" (trunc 50 (include "web-shop.fullname" $))) "-migrate-hook" }}
+{{- end }}
+
+{{/* `<fullname>-order-mail`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "web-shop.name.order-mail" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-order-mail")) }}
+{{ print (trimSuffix "-" (trunc 52 (include "web-shop.fullname" $))) "-order-mail" }}
 {{- end }}
 
-{{/* `<release>-order-mail-config`, cut to 63 characters: an object name. */}}
-{{- define "web-shop.name.order-mail-config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-order-mail-config")) }}
-{{- end }}
-
-{{/* `<release>-secrets`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-secrets`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "web-shop.name.secrets" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-secrets")) }}
+{{ print (trimSuffix "-" (trunc 55 (include "web-shop.fullname" $))) "-secrets" }}
 {{- end }}
 
-{{/* `<release>-storefront`, cut to 63 characters: an object name. */}}
+{{/* `<fullname>-storefront`, the full name cut so the name fits in 63 characters: an object name. */}}
 {{- define "web-shop.name.storefront" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-storefront")) }}
-{{- end }}
-
-{{/* `<release>-storefront-config`, cut to 63 characters: an object name. */}}
-{{- define "web-shop.name.storefront-config" -}}
-{{ trimSuffix "-" (trunc 63 (print $.Release.Name "-storefront-config")) }}
+{{ print (trimSuffix "-" (trunc 52 (include "web-shop.fullname" $))) "-storefront" }}
 {{- end }}
 
 {{/* The labels pods are selected by (each workload adds its component). */}}
 {{- define "web-shop.selectorLabels" -}}
-app.kubernetes.io/name: {{ $.Chart.Name | toJson }}
+app.kubernetes.io/name: {{ include "web-shop.name" $ | toJson }}
 app.kubernetes.io/instance: {{ $.Release.Name | toJson }}
 {{- end }}
