@@ -55,6 +55,8 @@ pub enum CommandError {
     Generate { file: String, source: GenerateError },
     #[error("cannot read `{path}`: {source}")]
     Read { path: String, source: io::Error },
+    #[error("`{path}` is larger than {limit}, the most shipshape reads from a spec or values file\n  hint: a chart's values are far smaller; check that `{path}` is the file you meant")]
+    TooLarge { path: String, limit: String },
     #[error(
         "cannot write `{path}`: {source}\n  hint: the previous output, if any, is left as it was"
     )]
@@ -71,6 +73,8 @@ pub enum CommandError {
     PackageTarget { path: String },
     #[error("release name \"{name}\": {problem}\n  hint: a release name is lowercase letters, digits, `-` and `.`, starts and ends with a letter or digit, at most 53 characters, e.g. `my-release`")]
     ReleaseName { name: String, problem: &'static str },
+    #[error("{0}")]
+    ObjectTooLarge(#[from] crate::backends::limits::ObjectTooLarge),
     #[error("render failed: {0}")]
     Render(#[from] crate::expr::EvalError),
     #[error("{message}")]
@@ -90,6 +94,8 @@ impl CommandError {
             CommandError::Spec(_)
             | CommandError::Values(_)
             | CommandError::Read { .. }
+            | CommandError::TooLarge { .. }
+            | CommandError::ObjectTooLarge(_)
             | CommandError::ForeignOutput { .. }
             | CommandError::BadOutput { .. }
             | CommandError::PackageTarget { .. }
@@ -107,7 +113,7 @@ impl CommandError {
                 ..
             } => Exit::ExternalTool,
             CommandError::Generate {
-                source: GenerateError::Values(_),
+                source: GenerateError::Values(_) | GenerateError::TooLarge { .. },
                 ..
             } => Exit::BadInput,
             CommandError::Generate { .. } => Exit::Findings,
@@ -116,10 +122,30 @@ impl CommandError {
     }
 }
 
+/// Reads a spec or values file, at most [`MAX_INPUT_BYTES`] of it: a larger file (or
+/// an endless one such as `/dev/zero`) is refused after reading one byte more.
 fn read_text(path: &Path) -> Result<String, CommandError> {
-    fs::read_to_string(path).map_err(|source| CommandError::Read {
+    use crate::spec::limits::{human_size, MAX_INPUT_BYTES};
+    use std::io::Read;
+    let read_error = |source| CommandError::Read {
         path: path.display().to_string(),
         source,
+    };
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .and_then(|f| f.take(MAX_INPUT_BYTES as u64 + 1).read_to_end(&mut bytes))
+        .map_err(read_error)?;
+    if bytes.len() > MAX_INPUT_BYTES {
+        return Err(CommandError::TooLarge {
+            path: path.display().to_string(),
+            limit: human_size(MAX_INPUT_BYTES as u64),
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        read_error(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        ))
     })
 }
 
@@ -257,6 +283,7 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     }
     let docs = build_objects(&spec);
     let text = render_manifests(&spec, &docs, &values, &options.release)?;
+    crate::backends::limits::check_object_limits(&text)?;
     let _ = io::stdout().lock().write_all(text.as_bytes());
     Ok(Exit::Ok)
 }

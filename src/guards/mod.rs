@@ -14,6 +14,7 @@ pub mod registry;
 
 pub mod capacity;
 pub mod drain;
+pub mod env_unique;
 pub mod job_partition;
 pub mod managed_env;
 pub mod one_autoscaler;
@@ -21,6 +22,7 @@ pub mod partition;
 pub mod pooler_mode;
 pub mod redis_eviction;
 pub mod rollout_strategy;
+pub mod security_restricted;
 pub mod settings_one_value;
 pub mod shared_stores;
 pub mod single_leader;

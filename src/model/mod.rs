@@ -13,17 +13,20 @@
 //! - [`dependencies`]: PostgreSQL and Redis allocations, budgets and servers.
 //! - [`stores`]: stores, scheduled jobs and pools, managed env names.
 //! - [`settings`]: the startup settings (timeouts, deadlines).
+//! - [`security`]: the spec's relaxations of Pod Security "restricted".
 //!
 //! Every type is re-exported here: `crate::model::ApiValues`.
 
 pub mod dependencies;
 pub mod kubernetes;
+pub mod security;
 pub mod settings;
 pub mod stores;
 pub mod workloads;
 
 pub use dependencies::*;
 pub use kubernetes::*;
+pub use security::*;
 pub use settings::*;
 pub use stores::*;
 pub use workloads::*;

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+pub mod limits;
 pub mod starter;
 
 /// The whole description of a platform.
@@ -70,6 +71,10 @@ pub struct Spec {
     pub startup_settings: Option<crate::model::StartupSettings>,
     /// The workloads, grouped by class, each named.
     pub workloads: Workloads,
+    /// Relaxations of the Pod Security "restricted" profile, per workload, each with
+    /// its reason (`security.restricted`).
+    #[serde(default)]
+    pub security: crate::model::SecuritySpec,
     /// Kubernetes versions `shipshape validate` checks every preset against.
     #[serde(default = "default_kubernetes_versions")]
     pub kubernetes_versions: Vec<String>,
@@ -271,6 +276,15 @@ pub enum SpecError {
 
 /// Parses and checks a spec. `file` names the source in error messages.
 pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
+    limits::check_expanded_size(text, limits::MAX_EXPANDED_BYTES).map_err(|e| {
+        SpecError::Parse {
+            file: file.to_string(),
+            line: e.line,
+            column: e.column,
+            message: e.message,
+            hint: "\n  hint: write the text out where it is used, or make it smaller".into(),
+        }
+    })?;
     let options = serde_saphyr::Options::default();
     let spec: Spec = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let (line, column) = e
@@ -425,6 +439,26 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
                     other.name()
                 ),
                 "workload names are unique across classes: rename one",
+            ));
+        }
+    }
+    for (name, relaxation) in &spec.security.relax {
+        let path = format!("security.relax.{}", name.escape_debug());
+        if !seen.contains_key(name.as_str()) {
+            let known: Vec<&str> = seen.keys().copied().collect();
+            return Err(invalid(
+                path,
+                format!("`{}` is not a workload of this spec", name.escape_debug()),
+                &closest(name, &known)
+                    .map(|c| format!("did you mean `{c}`?"))
+                    .unwrap_or_else(|| format!("the workloads are: {}", known.join(", "))),
+            ));
+        }
+        if relaxation.reason.trim().is_empty() || relaxation.allow.is_empty() {
+            return Err(invalid(
+                path,
+                "a relaxation of Pod Security \"restricted\" needs a reason and what it allows".into(),
+                "write `reason: why the workload needs it` and `allow: [privileged, ...]`, or remove the entry",
             ));
         }
     }

@@ -144,6 +144,13 @@ pub fn numbers_as_floats(v: Value) -> Value {
 /// Parses a values file as Helm does (YAML 1.1 scalars: `yes`/`no`/`on`/`off` are
 /// booleans, `0755` is octal; numbers are floats).
 pub fn parse_values_yaml(text: &str, file: &str) -> Result<Map<String, Value>, ValuesError> {
+    use crate::spec::limits::{check_expanded_size, MAX_EXPANDED_BYTES};
+    check_expanded_size(text, MAX_EXPANDED_BYTES).map_err(|e| ValuesError::Parse {
+        file: file.to_string(),
+        line: e.line,
+        column: e.column,
+        message: e.message,
+    })?;
     let mut options = serde_saphyr::Options::default();
     options.legacy_octal_numbers = true;
     let parsed: Value = serde_saphyr::from_str_with_options(text, options).map_err(|e| {

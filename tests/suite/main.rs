@@ -16,6 +16,7 @@ mod presets;
 mod props;
 mod registry;
 mod replicas;
+mod security;
 mod settings;
 mod support;
 mod surface;
