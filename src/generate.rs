@@ -105,7 +105,9 @@ fn schema_finding(v: crate::values::SchemaViolation) -> Finding {
         path: v.path,
         message: v.message,
         arithmetic: None,
-        hint: "change the value so that `values.schema.json` accepts it".into(),
+        hint: v
+            .hint
+            .unwrap_or_else(|| "change the value so that `values.schema.json` accepts it".into()),
     }
 }
 

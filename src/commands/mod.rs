@@ -297,7 +297,7 @@ const MAX_RELEASE_NAME: usize = 53;
 pub fn check_release_name(name: &str) -> Result<(), CommandError> {
     let fail = |problem| {
         Err(CommandError::ReleaseName {
-            name: name.to_string(),
+            name: name.escape_debug().to_string(),
             problem,
         })
     };
@@ -340,13 +340,20 @@ fn describe_sources(options: &RenderOptions) -> String {
 /// The values of a preset, `-f` files and `--set` pairs, checked against the schema.
 fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value, CommandError> {
     let mut sources = Vec::new();
+    let mut texts = Vec::new();
     for file in &options.values_files {
         let name = file.display().to_string();
-        let values = parse_values_yaml(&read_text(file)?, &name)?;
-        sources.push(ValuesSource::File { name, values });
+        let text = read_text(file)?;
+        let values = parse_values_yaml(&text, &name)?;
+        sources.push(ValuesSource::File {
+            name: name.clone(),
+            values,
+        });
+        texts.push((name, text));
     }
+    let set = parse_set_args(&options.set)?;
     if !options.set.is_empty() {
-        sources.push(ValuesSource::Set(parse_set_args(&options.set)?));
+        sources.push(ValuesSource::Set(set.clone()));
     }
     let all = presets(spec);
     let overlay = match &options.preset {
@@ -354,15 +361,27 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
         Some(name) => Some(
             &all.get(name)
                 .ok_or_else(|| ValuesError::UnknownPreset {
-                    name: name.clone(),
+                    name: name.escape_debug().to_string(),
                     known: all.keys().cloned().collect(),
                 })?
                 .values,
         ),
     };
     let values = resolve_values(spec, overlay, &sources);
-    check_values_schema(&values, &values_schema(spec), &describe_sources(options))?;
-    Ok(values)
+    match check_values_schema(&values, &values_schema(spec), &describe_sources(options)) {
+        Err(ValuesError::Schema {
+            source_name,
+            mut violations,
+        }) => {
+            crate::values::place_violations(&mut violations, &texts, &set);
+            Err(ValuesError::Schema {
+                source_name,
+                violations,
+            }
+            .into())
+        }
+        other => other.map(|()| values).map_err(CommandError::from),
+    }
 }
 
 /// `shipshape schema`: prints the JSON schema of `shipshape.yaml`.

@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 pub mod limits;
+pub mod messages;
 pub mod starter;
 
 /// The whole description of a platform.
@@ -285,7 +286,10 @@ pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
             hint: "\n  hint: write the text out where it is used, or make it smaller".into(),
         }
     })?;
-    let options = serde_saphyr::Options::default();
+    // The spec's free-form values (`config`, presets) are read as Helm reads a values
+    // file: YAML 1.1, so an unquoted `0755` is 493 in both.
+    let mut options = serde_saphyr::Options::default();
+    options.legacy_octal_numbers = true;
     let spec: Spec = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let (line, column) = e
             .location()
@@ -331,7 +335,7 @@ pub fn plain_message(rendered: &str) -> String {
         }
         "invalid i64" | "invalid i32" => "expected a whole number".to_string(),
         "invalid boolean" => "expected `true` or `false`".to_string(),
-        other => other.to_string(),
+        other => messages::reader_words(other).unwrap_or_else(|| other.to_string()),
     }
 }
 
@@ -401,14 +405,20 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
     if !is_dns_label(&spec.chart.name, 53) {
         return Err(invalid(
             "chart.name".into(),
-            format!("`{}` is not a valid chart name", spec.chart.name),
+            format!(
+                "`{}` is not a valid chart name",
+                spec.chart.name.escape_debug()
+            ),
             "use lowercase letters, digits and `-`, starting with a letter, at most 53 characters",
         ));
     }
     if !is_semver(&spec.chart.version) {
         return Err(invalid(
             "chart.version".into(),
-            format!("`{}` is not a SemVer 2 version", spec.chart.version),
+            format!(
+                "`{}` is not a SemVer 2 version",
+                spec.chart.version.escape_debug()
+            ),
             "write MAJOR.MINOR.PATCH, e.g. `0.1.0`",
         ));
     }
@@ -427,7 +437,7 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
         if !is_dns_label(name, 30) {
             return Err(invalid(
                 path,
-                format!("`{name}` is not a valid workload name"),
+                format!("`{}` is not a valid workload name", name.escape_debug()),
                 "use lowercase letters, digits and `-`, starting with a letter, at most 30 characters",
             ));
         }
@@ -468,7 +478,7 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
         if !is_dns_label(name, 40) {
             return Err(invalid(
                 format!("presets.{name}"),
-                format!("`{name}` is not a valid preset name"),
+                format!("`{}` is not a valid preset name", name.escape_debug()),
                 "use lowercase letters, digits and `-`, starting with a letter",
             ));
         }
