@@ -57,6 +57,12 @@ pub enum GenerateError {
     /// A preset's values cannot be rendered.
     #[error("preset `{preset}`: {source}")]
     Render { preset: String, source: EvalError },
+    /// A preset renders an object Kubernetes refuses for its size.
+    #[error("preset `{preset}`: {source}")]
+    TooLarge {
+        preset: String,
+        source: Box<crate::backends::limits::ObjectTooLarge>,
+    },
     /// An internal template failed.
     #[error(transparent)]
     Template(#[from] TemplateError),
@@ -99,7 +105,9 @@ fn schema_finding(v: crate::values::SchemaViolation) -> Finding {
         path: v.path,
         message: v.message,
         arithmetic: None,
-        hint: "change the value so that `values.schema.json` accepts it".into(),
+        hint: v
+            .hint
+            .unwrap_or_else(|| "change the value so that `values.schema.json` accepts it".into()),
     }
 }
 
@@ -259,6 +267,12 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
             source,
         };
         let text = render_manifests(spec, &docs, &values, &release).map_err(render_error)?;
+        crate::backends::limits::check_object_limits(&text).map_err(|source| {
+            GenerateError::TooLarge {
+                preset: label.to_string(),
+                source: Box::new(source),
+            }
+        })?;
         out.insert(format!("rendered/{label}.yaml"), text);
         let report = capacity_report(spec, &values).map_err(render_error)?;
         out.insert(format!("capacity/{label}.txt"), format_table(&report));

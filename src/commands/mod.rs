@@ -57,6 +57,8 @@ pub enum CommandError {
     Generate { file: String, source: GenerateError },
     #[error("cannot read `{path}`: {source}")]
     Read { path: String, source: io::Error },
+    #[error("`{path}` is larger than {limit}, the most shipshape reads from a spec or values file\n  hint: a chart's values are far smaller; check that `{path}` is the file you meant")]
+    TooLarge { path: String, limit: String },
     #[error(
         "cannot write `{path}`: {source}\n  hint: the previous output, if any, is left as it was"
     )]
@@ -73,6 +75,8 @@ pub enum CommandError {
     PackageTarget { path: String },
     #[error("release name \"{name}\": {problem}\n  hint: a release name is lowercase letters, digits, `-` and `.`, starts and ends with a letter or digit, at most 53 characters, e.g. `my-release`")]
     ReleaseName { name: String, problem: &'static str },
+    #[error("{0}")]
+    ObjectTooLarge(#[from] crate::backends::limits::ObjectTooLarge),
     #[error("render failed: {0}")]
     Render(#[from] crate::expr::EvalError),
     #[error("{message}")]
@@ -92,6 +96,8 @@ impl CommandError {
             CommandError::Spec(_)
             | CommandError::Values(_)
             | CommandError::Read { .. }
+            | CommandError::TooLarge { .. }
+            | CommandError::ObjectTooLarge(_)
             | CommandError::ForeignOutput { .. }
             | CommandError::BadOutput { .. }
             | CommandError::PackageTarget { .. }
@@ -109,7 +115,7 @@ impl CommandError {
                 ..
             } => Exit::ExternalTool,
             CommandError::Generate {
-                source: GenerateError::Values(_),
+                source: GenerateError::Values(_) | GenerateError::TooLarge { .. },
                 ..
             } => Exit::BadInput,
             CommandError::Generate { .. } => Exit::Findings,
@@ -118,10 +124,30 @@ impl CommandError {
     }
 }
 
+/// Reads a spec or values file, at most [`MAX_INPUT_BYTES`] of it: a larger file (or
+/// an endless one such as `/dev/zero`) is refused after reading one byte more.
 fn read_text(path: &Path) -> Result<String, CommandError> {
-    fs::read_to_string(path).map_err(|source| CommandError::Read {
+    use crate::spec::limits::{human_size, MAX_INPUT_BYTES};
+    use std::io::Read;
+    let read_error = |source| CommandError::Read {
         path: path.display().to_string(),
         source,
+    };
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .and_then(|f| f.take(MAX_INPUT_BYTES as u64 + 1).read_to_end(&mut bytes))
+        .map_err(read_error)?;
+    if bytes.len() > MAX_INPUT_BYTES {
+        return Err(CommandError::TooLarge {
+            path: path.display().to_string(),
+            limit: human_size(MAX_INPUT_BYTES as u64),
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        read_error(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        ))
     })
 }
 
@@ -259,6 +285,7 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     }
     let docs = build_objects(&spec);
     let text = render_manifests(&spec, &docs, &values, &options.release)?;
+    crate::backends::limits::check_object_limits(&text)?;
     let _ = io::stdout().lock().write_all(text.as_bytes());
     Ok(Exit::Ok)
 }
@@ -272,7 +299,7 @@ const MAX_RELEASE_NAME: usize = 53;
 pub fn check_release_name(name: &str) -> Result<(), CommandError> {
     let fail = |problem| {
         Err(CommandError::ReleaseName {
-            name: name.to_string(),
+            name: name.escape_debug().to_string(),
             problem,
         })
     };
@@ -315,13 +342,20 @@ fn describe_sources(options: &RenderOptions) -> String {
 /// The values of a preset, `-f` files and `--set` pairs, checked against the schema.
 fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value, CommandError> {
     let mut sources = Vec::new();
+    let mut texts = Vec::new();
     for file in &options.values_files {
         let name = file.display().to_string();
-        let values = parse_values_yaml(&read_text(file)?, &name)?;
-        sources.push(ValuesSource::File { name, values });
+        let text = read_text(file)?;
+        let values = parse_values_yaml(&text, &name)?;
+        sources.push(ValuesSource::File {
+            name: name.clone(),
+            values,
+        });
+        texts.push((name, text));
     }
+    let set = parse_set_args(&options.set)?;
     if !options.set.is_empty() {
-        sources.push(ValuesSource::Set(parse_set_args(&options.set)?));
+        sources.push(ValuesSource::Set(set.clone()));
     }
     let all = presets(spec);
     let overlay = match &options.preset {
@@ -329,15 +363,27 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
         Some(name) => Some(
             &all.get(name)
                 .ok_or_else(|| ValuesError::UnknownPreset {
-                    name: name.clone(),
+                    name: name.escape_debug().to_string(),
                     known: all.keys().cloned().collect(),
                 })?
                 .values,
         ),
     };
     let values = resolve_values(spec, overlay, &sources);
-    check_values_schema(&values, &values_schema(spec), &describe_sources(options))?;
-    Ok(values)
+    match check_values_schema(&values, &values_schema(spec), &describe_sources(options)) {
+        Err(ValuesError::Schema {
+            source_name,
+            mut violations,
+        }) => {
+            crate::values::place_violations(&mut violations, &texts, &set);
+            Err(ValuesError::Schema {
+                source_name,
+                violations,
+            }
+            .into())
+        }
+        other => other.map(|()| values).map_err(CommandError::from),
+    }
 }
 
 /// `shipshape schema`: prints the JSON schema of `shipshape.yaml`.

@@ -381,7 +381,11 @@ pub fn read_tree(dir: &Path) -> Result<OutputFiles, CommandError> {
                     .map(|c| c.as_os_str().to_string_lossy().into_owned())
                     .collect::<Vec<_>>()
                     .join("/");
-                files.insert(rel, super::read_text(&path)?);
+                let text = fs::read_to_string(&path).map_err(|source| CommandError::Read {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+                files.insert(rel, text);
             }
         }
         Ok(())

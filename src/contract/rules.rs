@@ -174,6 +174,20 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
             }}}}}}),
         });
     }
+    for (name, _) in spec.workloads.all() {
+        use crate::guards::security_restricted::{description, relaxed, workload_schema};
+        let relaxed = relaxed(spec, name);
+        let reason = spec.security.relax.get(name).map(|r| r.reason.as_str());
+        let description = description(name, &relaxed, reason);
+        let mut schema = workload_schema(&relaxed);
+        schema["description"] = Value::String(description.clone());
+        rules.push(RootRule {
+            rule: "security.restricted",
+            path: format!("workloads.{name}"),
+            description,
+            schema: json!({"properties": {"workloads": {"properties": {name: schema}}}}),
+        });
+    }
     if let Some(settings) = &spec.startup_settings {
         let section = &settings.section;
         let managed = crate::guards::managed_settings_keys(&defaults);

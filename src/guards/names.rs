@@ -374,7 +374,9 @@ mod tests {
     fn a_suffix_ending_another_name_is_refused_with_the_full_name_that_breaks_it() {
         let s = spec("workloads:\n  api: {api: {}}\n  worker: {a-api: {}}\n");
         let findings = check(&s, &Value::Null);
-        assert_eq!(findings.len(), 2, "{findings:#?}"); // Deployment, NetworkPolicy
+        // Every kind both classes have: Deployment, Service, ServiceMonitor,
+        // PodDisruptionBudget, NetworkPolicy, HorizontalPodAutoscaler.
+        assert_eq!(findings.len(), 6, "{findings:#?}");
         let expected = format!("{}-a-api", "f".repeat(57));
         assert!(findings[0].message.contains(&expected), "{}", findings[0]);
         // The example really collides.
@@ -418,7 +420,8 @@ mod tests {
             "workloads:\n  api: {web: {}}\n  worker: {temporal-a1: {}, temporal-a2: {}}\ntakeover:\n  temporal-a1: {name: '{release}-temporal-a1'}\n  temporal-a2: {name: '{release}-temporal-a2'}\n",
         );
         let findings = check(&s, &Value::Null);
-        assert_eq!(findings.len(), 2, "{findings:#?}");
+        // One per kind a worker renders.
+        assert_eq!(findings.len(), 6, "{findings:#?}");
         let f = &findings[0];
         assert_eq!(f.path, "takeover.temporal-a2.name");
         assert!(

@@ -5,9 +5,9 @@
 
 use super::Finding;
 use super::{
-    bundled, capacity, drain, exposed_port, job_partition, managed_env, names, one_autoscaler,
-    pooler_mode, redis_eviction, rollout_strategy, settings_one_value, shared_stores,
-    single_leader, timeouts, typed_values,
+    bundled, capacity, drain, env_unique, exposed_port, job_partition, managed_env, names,
+    one_autoscaler, pooler_mode, redis_eviction, rollout_strategy, security_restricted,
+    settings_one_value, shared_stores, single_leader, timeouts, typed_values,
 };
 use crate::spec::Spec;
 use serde_json::Value;
@@ -118,6 +118,13 @@ pub const RULES: &[Rule] = &[
         check: Some(managed_env::check),
     },
     Rule {
+        id: "env.unique",
+        refuses: "a variable name twice in one container's `env` (application container, sidecars, init containers)",
+        install_time: "none: draft-07 cannot compare two list items' names; Kubernetes keeps the last entry",
+        beyond: "set each variable once",
+        check: Some(env_unique::check),
+    },
+    Rule {
         id: "redis.eviction",
         refuses: "a critical Redis server declared with an evicting policy",
         install_time: "const: a critical server's `maxmemoryPolicy` is `noeviction`; roles and the other servers' policies are fixed",
@@ -144,6 +151,13 @@ pub const RULES: &[Rule] = &[
         install_time: "pattern: `nameOverride` and `fullnameOverride` are empty or DNS labels of at most 63 characters; each name keeps its own suffix, and the guard checks every release name and full name length",
         beyond: "rename a workload, or shorten the spec's `takeover` name templates",
         check: Some(names::check),
+    },
+    Rule {
+        id: "security.restricted",
+        refuses: "values beyond Pod Security \"restricted\": a privileged container, privilege escalation, running as root, an added capability but `NET_BIND_SERVICE`, a `hostPath` volume, an unconfined seccomp profile (application container, sidecars, init containers)",
+        install_time: "not/const, minimum, enum: per workload the same, but for what the spec relaxes for it",
+        beyond: "relax a part for one workload in `shipshape.yaml` with a reason (`security.relax.<workload>`); the chart README prints it",
+        check: Some(security_restricted::check),
     },
     Rule {
         id: "spec.structure",

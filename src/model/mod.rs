@@ -17,6 +17,7 @@
 //!   reach the application.
 //! - [`naming`]: object names and selector labels (`nameOverride`, `fullnameOverride`,
 //!   the spec's `takeover` block).
+//! - [`security`]: the spec's relaxations of Pod Security "restricted".
 //!
 //! Every type is re-exported here: `crate::model::ApiValues`.
 
@@ -24,6 +25,7 @@ pub mod bundled;
 pub mod dependencies;
 pub mod kubernetes;
 pub mod naming;
+pub mod security;
 pub mod settings;
 pub mod stores;
 pub mod workloads;
@@ -31,6 +33,7 @@ pub mod workloads;
 pub use bundled::*;
 pub use dependencies::*;
 pub use kubernetes::*;
+pub use security::*;
 pub use settings::*;
 pub use stores::*;
 pub use workloads::*;

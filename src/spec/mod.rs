@@ -16,6 +16,8 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 mod cross_checks;
+pub mod limits;
+pub mod messages;
 pub mod starter;
 
 use cross_checks::{check_bundled, check_takeover};
@@ -86,6 +88,10 @@ pub struct Spec {
     /// in place (a Deployment's selector cannot change).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub takeover: BTreeMap<String, crate::model::naming::WorkloadTakeover>,
+    /// Relaxations of the Pod Security "restricted" profile, per workload, each with
+    /// its reason (`security.restricted`).
+    #[serde(default)]
+    pub security: crate::model::SecuritySpec,
     /// Kubernetes versions `shipshape validate` checks every preset against.
     #[serde(default = "default_kubernetes_versions")]
     pub kubernetes_versions: Vec<String>,
@@ -324,7 +330,19 @@ impl Spec {
 
 /// Parses and checks a spec. `file` names the source in error messages.
 pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
-    let options = serde_saphyr::Options::default();
+    limits::check_expanded_size(text, limits::MAX_EXPANDED_BYTES).map_err(|e| {
+        SpecError::Parse {
+            file: file.to_string(),
+            line: e.line,
+            column: e.column,
+            message: e.message,
+            hint: "\n  hint: write the text out where it is used, or make it smaller".into(),
+        }
+    })?;
+    // The spec's free-form values (`config`, presets) are read as Helm reads a values
+    // file: YAML 1.1, so an unquoted `0755` is 493 in both.
+    let mut options = serde_saphyr::Options::default();
+    options.legacy_octal_numbers = true;
     let spec: Spec = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let (line, column) = e
             .location()
@@ -370,7 +388,7 @@ pub fn plain_message(rendered: &str) -> String {
         }
         "invalid i64" | "invalid i32" => "expected a whole number".to_string(),
         "invalid boolean" => "expected `true` or `false`".to_string(),
-        other => other.to_string(),
+        other => messages::reader_words(other).unwrap_or_else(|| other.to_string()),
     }
 }
 
@@ -440,14 +458,20 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
     if !is_dns_label(&spec.chart.name, 53) {
         return Err(invalid(
             "chart.name".into(),
-            format!("`{}` is not a valid chart name", spec.chart.name),
+            format!(
+                "`{}` is not a valid chart name",
+                spec.chart.name.escape_debug()
+            ),
             "use lowercase letters, digits and `-`, starting with a letter, at most 53 characters",
         ));
     }
     if !is_semver(&spec.chart.version) {
         return Err(invalid(
             "chart.version".into(),
-            format!("`{}` is not a SemVer 2 version", spec.chart.version),
+            format!(
+                "`{}` is not a SemVer 2 version",
+                spec.chart.version.escape_debug()
+            ),
             "write MAJOR.MINOR.PATCH, e.g. `0.1.0`",
         ));
     }
@@ -466,7 +490,7 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
         if !is_dns_label(name, 30) {
             return Err(invalid(
                 path,
-                format!("`{name}` is not a valid workload name"),
+                format!("`{}` is not a valid workload name", name.escape_debug()),
                 "use lowercase letters, digits and `-`, starting with a letter, at most 30 characters",
             ));
         }
@@ -481,6 +505,26 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
             ));
         }
     }
+    for (name, relaxation) in &spec.security.relax {
+        let path = format!("security.relax.{}", name.escape_debug());
+        if !seen.contains_key(name.as_str()) {
+            let known: Vec<&str> = seen.keys().copied().collect();
+            return Err(invalid(
+                path,
+                format!("`{}` is not a workload of this spec", name.escape_debug()),
+                &closest(name, &known)
+                    .map(|c| format!("did you mean `{c}`?"))
+                    .unwrap_or_else(|| format!("the workloads are: {}", known.join(", "))),
+            ));
+        }
+        if relaxation.reason.trim().is_empty() || relaxation.allow.is_empty() {
+            return Err(invalid(
+                path,
+                "a relaxation of Pod Security \"restricted\" needs a reason and what it allows".into(),
+                "write `reason: why the workload needs it` and `allow: [privileged, ...]`, or remove the entry",
+            ));
+        }
+    }
     check_allocations(spec, file)?;
     check_stores_and_pools(spec, file)?;
     check_bundled(spec, file)?;
@@ -489,7 +533,7 @@ fn check_spec(spec: &Spec, file: &str) -> Result<(), SpecError> {
         if !is_dns_label(name, 40) {
             return Err(invalid(
                 format!("presets.{name}"),
-                format!("`{name}` is not a valid preset name"),
+                format!("`{}` is not a valid preset name", name.escape_debug()),
                 "use lowercase letters, digits and `-`, starting with a letter",
             ));
         }

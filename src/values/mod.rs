@@ -5,6 +5,7 @@
 //! Helm reads values files into `float64` numbers and `--set` integers into `int64`;
 //! the loaders here do the same, so expressions evaluate as they do under Helm.
 
+pub mod locate;
 pub mod presets;
 
 use crate::spec::Spec;
@@ -44,12 +45,16 @@ pub enum ValuesError {
 }
 
 /// One place where values break the schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SchemaViolation {
     /// The values path, dotted (`workloads.api.replicaCount`).
     pub path: String,
     /// What is wrong.
     pub message: String,
+    /// Where the path is written (`values.yaml:3:5`), when a values file sets it.
+    pub at: Option<String>,
+    /// How to fix it, when there is more to say ("did you mean", quoting).
+    pub hint: Option<String>,
 }
 
 fn did_you_mean(name: &str, known: &[String]) -> String {
@@ -62,9 +67,68 @@ fn did_you_mean(name: &str, known: &[String]) -> String {
 fn format_violations(violations: &[SchemaViolation]) -> String {
     violations
         .iter()
-        .map(|v| format!("  - `{}`: {}", v.path, v.message))
+        .map(|v| {
+            let path = if v.path.is_empty() {
+                "the top level of the values".to_string()
+            } else {
+                format!("`{}`", v.path.escape_debug())
+            };
+            let at =
+                v.at.as_deref()
+                    .map(|a| format!("{a}: "))
+                    .unwrap_or_default();
+            let hint = v
+                .hint
+                .as_deref()
+                .map(|h| format!("\n    hint: {h}"))
+                .unwrap_or_default();
+            format!("  - {at}{path}: {}{hint}", v.message)
+        })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Adds to each violation where a values file writes its path (the last file that
+/// does, as later files win; not when `--set` sets it), and a hint to quote an
+/// unquoted YAML 1.1 look-alike (`no`, `on`, `0755`) where a string is expected.
+pub fn place_violations(
+    violations: &mut [SchemaViolation],
+    files: &[(String, String)],
+    set: &Map<String, Value>,
+) {
+    for v in violations.iter_mut() {
+        let segments: Vec<String> = v.path.split('.').map(str::to_string).collect();
+        if v.path.is_empty() || value_at(set, &segments).is_some() {
+            continue;
+        }
+        let Some((name, place)) = files
+            .iter()
+            .rev()
+            .find_map(|(name, text)| locate::locate(text, &segments).map(|p| (name, p)))
+        else {
+            continue;
+        };
+        v.at = Some(format!("{name}:{}:{}", place.line, place.column));
+        if let Some(raw) = place.plain {
+            if v.message.contains("is not of type \"string\"") && v.hint.is_none() {
+                v.hint = Some(format!(
+                    "unquoted, `{}` is not a string: YAML 1.1 (as Helm reads values) makes it a boolean or number; write it quoted, \"{}\"",
+                    raw.escape_debug(),
+                    raw.escape_debug()
+                ));
+            }
+        }
+    }
+}
+
+fn value_at<'v>(map: &'v Map<String, Value>, path: &[String]) -> Option<&'v Value> {
+    let (first, rest) = path.split_first()?;
+    let value = map.get(first)?;
+    match (rest.is_empty(), value) {
+        (true, v) => Some(v),
+        (false, Value::Object(m)) => value_at(m, rest),
+        (false, _) => None,
+    }
 }
 
 /// The chart's default values (what `values.yaml` holds), as Helm reads them back:
@@ -161,6 +225,13 @@ pub fn numbers_as_floats(v: Value) -> Value {
 /// Parses a values file as Helm does (YAML 1.1 scalars: `yes`/`no`/`on`/`off` are
 /// booleans, `0755` is octal; numbers are floats).
 pub fn parse_values_yaml(text: &str, file: &str) -> Result<Map<String, Value>, ValuesError> {
+    use crate::spec::limits::{check_expanded_size, MAX_EXPANDED_BYTES};
+    check_expanded_size(text, MAX_EXPANDED_BYTES).map_err(|e| ValuesError::Parse {
+        file: file.to_string(),
+        line: e.line,
+        column: e.column,
+        message: e.message,
+    })?;
     let mut options = serde_saphyr::Options::default();
     options.legacy_octal_numbers = true;
     let parsed: Value = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
@@ -279,6 +350,8 @@ pub const MAX_SET_DEPTH: usize = 64;
 
 /// An argument as messages quote it: at most 80 characters.
 fn shorten(s: &str) -> String {
+    let escaped = s.escape_debug().to_string();
+    let s = escaped.as_str();
     match s.char_indices().nth(80) {
         Some((cut, _)) => format!("{}… ({} bytes)", &s[..cut], s.len()),
         None => s.to_string(),
@@ -370,23 +443,54 @@ pub fn check_values_schema(
             return Err(ValuesError::Schema {
                 source_name: source_name.to_string(),
                 violations: vec![SchemaViolation {
-                    path: String::new(),
                     message: format!("the values schema itself is invalid: {e}"),
+                    ..Default::default()
                 }],
             })
         }
     };
-    let mut violations: Vec<SchemaViolation> = validator
-        .iter_errors(values)
-        .map(|e| SchemaViolation {
-            path: e
-                .instance_path()
-                .as_str()
-                .trim_start_matches('/')
-                .replace('/', "."),
+    let mut violations: Vec<SchemaViolation> = Vec::new();
+    for e in validator.iter_errors(values) {
+        let path = e
+            .instance_path()
+            .as_str()
+            .trim_start_matches('/')
+            .replace('/', ".");
+        if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
+            e.kind()
+        {
+            // One violation per unknown key, at the key, with the closest known one.
+            let known: Vec<&str> = e
+                .instance()
+                .as_object()
+                .map(|m| {
+                    m.keys()
+                        .map(String::as_str)
+                        .filter(|k| !unexpected.iter().any(|u| u == k))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for key in unexpected {
+                violations.push(SchemaViolation {
+                    path: if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    },
+                    message: "unknown key: the chart has no such value".into(),
+                    hint: crate::spec::closest(key, &known)
+                        .map(|c| format!("did you mean `{}`?", c.escape_debug())),
+                    at: None,
+                });
+            }
+            continue;
+        }
+        violations.push(SchemaViolation {
+            path,
             message: violation_message(schema, e.schema_path().as_str(), &e.to_string()),
-        })
-        .collect();
+            ..Default::default()
+        });
+    }
     violations.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     violations.dedup();
     if violations.is_empty() {

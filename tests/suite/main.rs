@@ -20,6 +20,7 @@ mod presets;
 mod props;
 mod registry;
 mod replicas;
+mod security;
 mod servers;
 mod settings;
 mod support;
