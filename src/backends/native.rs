@@ -1,7 +1,7 @@
 //! The render back end: the manifests `helm template` prints, produced natively by
 //! evaluating the object tree against resolved values.
 
-use crate::backends::emit::{document_kind, render_document_text};
+use crate::backends::emit::{document_kind, render_document_into};
 use crate::expr::{EvalContext, EvalError};
 use crate::objects::tree::{Document, Key, MapPart, Node};
 use crate::spec::Spec;
@@ -121,16 +121,14 @@ pub fn render_manifests(
     };
     let mut ordered: Vec<&Document> = docs.iter().collect();
     ordered.sort_by_key(|d| order_key(d));
+    // One buffer for the whole render.
     let mut out = String::new();
     for doc in ordered {
-        if let Some(text) = render_document_text(doc, &ctx)? {
-            out.push_str("---\n");
-            out.push_str(&format!(
-                "# Source: {}/templates/{}\n",
-                spec.chart.name, doc.file
-            ));
-            out.push_str(&text);
-        }
+        let header = format!(
+            "---\n# Source: {}/templates/{}\n",
+            spec.chart.name, doc.file
+        );
+        render_document_into(doc, &ctx, &header, &mut out)?;
     }
     Ok(out)
 }

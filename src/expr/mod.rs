@@ -11,6 +11,7 @@ pub mod gojson;
 use crate::expr::gojson::to_go_json;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A path into the values tree, such as `workloads.api.replicaCount`.
@@ -326,6 +327,15 @@ impl Expr {
 
     /// Evaluates the expression natively with Go template and Sprig semantics.
     pub fn evaluate(&self, ctx: &EvalContext<'_>) -> Result<Value, EvalError> {
+        Ok(self.eval(ctx, Overflow::Wrap)?.into_owned())
+    }
+
+    /// Evaluates like [`Expr::evaluate`] without copying: a value reference, a constant
+    /// or a range element comes back borrowed from the values or the expression.
+    pub fn evaluate_borrowed<'a>(
+        &'a self,
+        ctx: &EvalContext<'a>,
+    ) -> Result<Cow<'a, Value>, EvalError> {
         self.eval(ctx, Overflow::Wrap)
     }
 
@@ -335,18 +345,37 @@ impl Expr {
     /// integer, never a wrapped one, where it would. The capacity report uses it, so
     /// absurd values give a huge peak and a finding.
     pub fn evaluate_saturating(&self, ctx: &EvalContext<'_>) -> Result<Value, EvalError> {
-        self.eval(ctx, Overflow::Saturate)
+        Ok(self.eval(ctx, Overflow::Saturate)?.into_owned())
     }
 
-    fn eval(&self, ctx: &EvalContext<'_>, arith: Overflow) -> Result<Value, EvalError> {
+    /// The integer (Sprig's `int`) of [`Expr::evaluate_saturating`], without copying.
+    pub fn evaluate_saturating_int(&self, ctx: &EvalContext<'_>) -> Result<i64, EvalError> {
+        Ok(sprig_int(&*self.eval(ctx, Overflow::Saturate)?))
+    }
+
+    /// Go truthiness of [`Expr::evaluate_saturating`], without copying.
+    pub fn evaluate_saturating_truth(&self, ctx: &EvalContext<'_>) -> Result<bool, EvalError> {
+        Ok(truthy(&*self.eval(ctx, Overflow::Saturate)?))
+    }
+
+    fn eval<'a>(
+        &'a self,
+        ctx: &EvalContext<'a>,
+        arith: Overflow,
+    ) -> Result<Cow<'a, Value>, EvalError> {
         let fail = |reason: String| EvalError {
             expression: self.to_go(),
             reason,
         };
-        Ok(match self {
-            Expr::Lit(v) => v.clone(),
-            Expr::Ref(path) => lookup_like_go(ctx.values, path).map_err(fail)?,
-            Expr::Builtin(b) => Value::String(
+        let int = |e: &'a Expr| -> Result<i64, EvalError> { Ok(sprig_int(&*e.eval(ctx, arith)?)) };
+        let owned = |v: Value| Ok(Cow::Owned(v));
+        match self {
+            Expr::Lit(v) => Ok(Cow::Borrowed(v)),
+            Expr::Ref(path) => match lookup_like_go(ctx.values, path).map_err(fail)? {
+                Some(v) => Ok(Cow::Borrowed(v)),
+                None => owned(Value::Null),
+            },
+            Expr::Builtin(b) => owned(Value::String(
                 match b {
                     Builtin::ReleaseName => ctx.release_name,
                     Builtin::ReleaseNamespace => ctx.release_namespace,
@@ -356,78 +385,76 @@ impl Expr {
                     Builtin::ChartAppVersion => ctx.chart_app_version,
                 }
                 .to_string(),
-            ),
-            Expr::Not(e) => Value::Bool(!truthy(&e.eval(ctx, arith)?)),
+            )),
+            Expr::Not(e) => owned(Value::Bool(!truthy(&*e.eval(ctx, arith)?))),
             Expr::And(es) => {
-                let mut last = Value::Null;
+                let mut last = Cow::Owned(Value::Null);
                 for e in es {
                     last = e.eval(ctx, arith)?;
                     if !truthy(&last) {
                         break;
                     }
                 }
-                last
+                Ok(last)
             }
             Expr::Or(es) => {
-                let mut last = Value::Null;
+                let mut last = Cow::Owned(Value::Null);
                 for e in es {
                     last = e.eval(ctx, arith)?;
                     if truthy(&last) {
                         break;
                     }
                 }
-                last
+                Ok(last)
             }
             Expr::Cmp(op, a, b) => {
-                let a = sprig_int(&a.eval(ctx, arith)?);
-                let b = sprig_int(&b.eval(ctx, arith)?);
-                Value::Bool(op.apply(a, b))
+                let a = int(a)?;
+                let b = int(b)?;
+                owned(Value::Bool(op.apply(a, b)))
             }
-            Expr::StrEq(a, b) => match (a.eval(ctx, arith)?, b.eval(ctx, arith)?) {
-                (Value::String(a), Value::String(b)) => Value::Bool(a == b),
-                (a, b) => {
-                    return Err(fail(format!(
-                        "incompatible types for comparison: {} and {}",
-                        to_go_json(&a),
-                        to_go_json(&b)
-                    )))
-                }
+            Expr::StrEq(a, b) => match (&*a.eval(ctx, arith)?, &*b.eval(ctx, arith)?) {
+                (Value::String(a), Value::String(b)) => owned(Value::Bool(a == b)),
+                (a, b) => Err(fail(format!(
+                    "incompatible types for comparison: {} and {}",
+                    to_go_json(a),
+                    to_go_json(b)
+                ))),
             },
             Expr::If(c, a, b) => {
                 // ternary evaluates both branches, as Go evaluates call arguments.
                 let then = a.eval(ctx, arith)?;
                 let otherwise = b.eval(ctx, arith)?;
-                if truthy(&c.eval(ctx, arith)?) {
-                    then
+                if truthy(&*c.eval(ctx, arith)?) {
+                    Ok(then)
                 } else {
-                    otherwise
+                    Ok(otherwise)
                 }
             }
             Expr::Default(d, v) => {
                 let v = v.eval(ctx, arith)?;
                 if sprig_empty(&v) {
-                    d.eval(ctx, arith)?
+                    d.eval(ctx, arith)
                 } else {
-                    v
+                    Ok(v)
                 }
             }
             Expr::Concat(es) => {
                 let mut s = String::new();
                 for e in es {
-                    match e.eval(ctx, arith)? {
-                        Value::String(part) => s.push_str(&part),
+                    match &*e.eval(ctx, arith)? {
+                        Value::String(part) => s.push_str(part),
                         other => {
                             return Err(fail(format!(
                                 "expected a string, got {}",
-                                to_go_json(&other)
+                                to_go_json(other)
                             )))
                         }
                     }
                 }
-                Value::String(s)
+                owned(Value::String(s))
             }
             Expr::DnsName(e) => {
-                let s = expect_string(e.eval(ctx, arith)?).map_err(fail)?;
+                let s = expect_string(e.eval(ctx, arith)?.into_owned()).map_err(fail)?;
                 let mut cut = if s.len() > 63 {
                     s.as_bytes()[..63].to_vec()
                 } else {
@@ -436,104 +463,105 @@ impl Expr {
                 if cut.last() == Some(&b'-') {
                     cut.pop();
                 }
-                Value::String(String::from_utf8_lossy(&cut).into_owned())
+                owned(Value::String(String::from_utf8_lossy(&cut).into_owned()))
             }
-            Expr::ReplacePlus(e) => Value::String(
-                expect_string(e.eval(ctx, arith)?)
+            Expr::ReplacePlus(e) => owned(Value::String(
+                expect_string(e.eval(ctx, arith)?.into_owned())
                     .map_err(fail)?
                     .replace('+', "_"),
-            ),
+            )),
             Expr::Sha256Json(e) => {
-                let json = to_go_json(&e.eval(ctx, arith)?);
+                let json = to_go_json(&*e.eval(ctx, arith)?);
                 let digest = Sha256::digest(json.as_bytes());
-                Value::String(digest.iter().map(|b| format!("{b:02x}")).collect())
+                owned(Value::String(
+                    digest.iter().map(|b| format!("{b:02x}")).collect(),
+                ))
             }
-            Expr::JsonText(e) => Value::String(to_go_json(&e.eval(ctx, arith)?)),
-            Expr::IntString(e) => Value::String(sprig_int(&e.eval(ctx, arith)?).to_string()),
+            Expr::JsonText(e) => owned(Value::String(to_go_json(&*e.eval(ctx, arith)?))),
+            Expr::IntString(e) => owned(Value::String(int(e)?.to_string())),
             Expr::Item => ctx
                 .item
-                .cloned()
-                .ok_or_else(|| fail("`.` outside a range".into()))?,
+                .map(Cow::Borrowed)
+                .ok_or_else(|| fail("`.` outside a range".into())),
             Expr::Add(es) => {
                 let mut sum: i64 = 0;
                 for e in es {
-                    sum = arith.add(sum, sprig_int(&e.eval(ctx, arith)?));
+                    sum = arith.add(sum, int(e)?);
                 }
-                Value::Number(sum.into())
+                owned(Value::Number(sum.into()))
             }
             Expr::Mul(es) => {
                 let mut product: i64 = 1;
                 for e in es {
-                    product = arith.mul(product, sprig_int(&e.eval(ctx, arith)?));
+                    product = arith.mul(product, int(e)?);
                 }
-                Value::Number(product.into())
+                owned(Value::Number(product.into()))
             }
-            Expr::Sub(a, b) => Value::Number(
-                arith
-                    .sub(
-                        sprig_int(&a.eval(ctx, arith)?),
-                        sprig_int(&b.eval(ctx, arith)?),
-                    )
-                    .into(),
-            ),
+            Expr::Sub(a, b) => owned(Value::Number(arith.sub(int(a)?, int(b)?).into())),
             Expr::ListIf(c, l) => {
                 let list = l.eval(ctx, arith)?;
-                if truthy(&c.eval(ctx, arith)?) {
-                    list
+                if truthy(&*c.eval(ctx, arith)?) {
+                    Ok(list)
                 } else {
-                    Value::Array(Vec::new())
+                    owned(Value::Array(Vec::new()))
                 }
             }
             Expr::JoinLists(sep, lists) => {
-                let mut items = Vec::new();
+                let mut evaluated = Vec::with_capacity(lists.len());
                 for l in lists {
-                    match l.eval(ctx, arith)? {
-                        Value::Array(a) => items.extend(a),
+                    let list = l.eval(ctx, arith)?;
+                    if !list.is_array() {
+                        return Err(fail(format!(
+                            "cannot concat {} as a list",
+                            to_go_json(&list)
+                        )));
+                    }
+                    evaluated.push(list);
+                }
+                let mut parts: Vec<&str> = Vec::new();
+                for v in evaluated
+                    .iter()
+                    .flat_map(|l| l.as_array().into_iter().flatten())
+                {
+                    match v {
+                        Value::Null => {}
+                        Value::String(s) => parts.push(s),
                         other => {
                             return Err(fail(format!(
-                                "cannot concat {} as a list",
-                                to_go_json(&other)
+                                "expected a string item, got {}",
+                                to_go_json(other)
                             )))
                         }
                     }
                 }
-                let parts: Vec<String> = items
-                    .iter()
-                    .filter(|v| !v.is_null())
-                    .map(|v| match v {
-                        Value::String(s) => Ok(s.clone()),
-                        other => Err(fail(format!(
-                            "expected a string item, got {}",
-                            to_go_json(other)
-                        ))),
-                    })
-                    .collect::<Result<_, _>>()?;
-                Value::String(parts.join(sep))
+                owned(Value::String(parts.join(sep)))
             }
             Expr::Dict(pairs) => {
                 let mut map = serde_json::Map::new();
                 for (k, v) in pairs {
-                    let key = expect_string(k.eval(ctx, arith)?).map_err(fail)?;
-                    map.insert(key, v.eval(ctx, arith)?);
+                    let key = expect_string(k.eval(ctx, arith)?.into_owned()).map_err(fail)?;
+                    map.insert(key, v.eval(ctx, arith)?.into_owned());
                 }
-                Value::Object(map)
+                owned(Value::Object(map))
             }
-            Expr::WithKey(m, k, v) => match m.eval(ctx, arith)? {
+            Expr::WithKey(m, k, v) => match m.eval(ctx, arith)?.into_owned() {
                 Value::Object(mut map) => {
-                    let key = expect_string(k.eval(ctx, arith)?).map_err(fail)?;
-                    map.insert(key, v.eval(ctx, arith)?);
-                    Value::Object(map)
+                    let key = expect_string(k.eval(ctx, arith)?.into_owned()).map_err(fail)?;
+                    map.insert(key, v.eval(ctx, arith)?.into_owned());
+                    owned(Value::Object(map))
                 }
-                other => return Err(fail(format!("set needs a map, got {}", to_go_json(&other)))),
+                other => Err(fail(format!("set needs a map, got {}", to_go_json(&other)))),
             },
             Expr::TrimSuffix(suffix, e) => {
-                let s = expect_string(e.eval(ctx, arith)?).map_err(fail)?;
-                Value::String(s.strip_suffix(*suffix).unwrap_or(&s).to_string())
+                let s = expect_string(e.eval(ctx, arith)?.into_owned()).map_err(fail)?;
+                owned(Value::String(
+                    s.strip_suffix(*suffix).unwrap_or(&s).to_string(),
+                ))
             }
             Expr::SurgePods(pods, surge) => {
-                let pods = sprig_int(&pods.eval(ctx, arith)?);
+                let pods = int(pods)?;
                 let surge = surge.eval(ctx, arith)?;
-                let value = match &surge {
+                let value = match &*surge {
                     Value::String(s) if s.ends_with('%') => {
                         let percent =
                             sprig_int(&Value::String(s.trim_end_matches('%').to_string()));
@@ -542,24 +570,27 @@ impl Expr {
                     }
                     other => sprig_int(other),
                 };
-                Value::Number(value.into())
+                owned(Value::Number(value.into()))
             }
-            Expr::Named(_, body) => {
-                Value::String(expect_string(body.evaluate(ctx)?).map_err(fail)?)
-            }
+            Expr::Named(_, body) => owned(Value::String(
+                expect_string(body.eval(ctx, Overflow::Wrap)?.into_owned()).map_err(fail)?,
+            )),
             Expr::ItemField(key) => match ctx.item {
-                Some(Value::Object(map)) => map.get(key).cloned().unwrap_or(Value::Null),
-                Some(other) => {
-                    return Err(fail(format!("field {key} of {}", to_go_json(other))));
+                Some(Value::Object(map)) => {
+                    Ok(map.get(key).map_or(Cow::Owned(Value::Null), Cow::Borrowed))
                 }
-                None => return Err(fail("`.` outside a range".into())),
+                Some(other) => Err(fail(format!("field {key} of {}", to_go_json(other)))),
+                None => Err(fail("`.` outside a range".into())),
             },
             Expr::Sha256(e) => {
-                let text = expect_string(e.evaluate(ctx)?).map_err(fail)?;
+                let text =
+                    expect_string(e.eval(ctx, Overflow::Wrap)?.into_owned()).map_err(fail)?;
                 let digest = Sha256::digest(text.as_bytes());
-                Value::String(digest.iter().map(|b| format!("{b:02x}")).collect())
+                owned(Value::String(
+                    digest.iter().map(|b| format!("{b:02x}")).collect(),
+                ))
             }
-        })
+        }
     }
 
     /// The named templates the expression uses, by name, innermost first.
@@ -646,7 +677,8 @@ fn go_literal(v: &Value) -> String {
     }
 }
 
-fn lookup_like_go(values: &Value, path: &ValuePath) -> Result<Value, String> {
+/// The value at `path` (`None`: a missing last key, nil in Go), or Go's error.
+fn lookup_like_go<'v>(values: &'v Value, path: &ValuePath) -> Result<Option<&'v Value>, String> {
     let mut current = values;
     for (i, segment) in path.0.iter().enumerate() {
         match current {
@@ -654,7 +686,7 @@ fn lookup_like_go(values: &Value, path: &ValuePath) -> Result<Value, String> {
                 Some(next) => current = next,
                 // A missing last key is nil; a missing key in the middle makes the next
                 // field access fail, as in Go.
-                None if i + 1 == path.0.len() => return Ok(Value::Null),
+                None if i + 1 == path.0.len() => return Ok(None),
                 None => {
                     return Err(format!(
                         "nil pointer evaluating `{}`",
@@ -676,7 +708,7 @@ fn lookup_like_go(values: &Value, path: &ValuePath) -> Result<Value, String> {
             }
         }
     }
-    Ok(current.clone())
+    Ok(Some(current))
 }
 
 fn expect_string(v: Value) -> Result<String, String> {

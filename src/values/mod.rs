@@ -347,38 +347,54 @@ pub fn check_values_schema(
     schema: &Value,
     source_name: &str,
 ) -> Result<(), ValuesError> {
-    let validator = match jsonschema::draft7::new(schema) {
-        Ok(v) => v,
-        Err(e) => {
-            return Err(ValuesError::Schema {
+    ValuesSchema::compile(schema, source_name)?.check(values, source_name)
+}
+
+/// A values schema compiled once, to check the values of every preset with it.
+pub struct ValuesSchema<'s> {
+    schema: &'s Value,
+    validator: jsonschema::Validator,
+}
+
+impl<'s> ValuesSchema<'s> {
+    /// Compiles the schema; an invalid schema is reported as a violation of `source_name`.
+    pub fn compile(schema: &'s Value, source_name: &str) -> Result<Self, ValuesError> {
+        match jsonschema::draft7::new(schema) {
+            Ok(validator) => Ok(ValuesSchema { schema, validator }),
+            Err(e) => Err(ValuesError::Schema {
                 source_name: source_name.to_string(),
                 violations: vec![SchemaViolation {
                     path: String::new(),
                     message: format!("the values schema itself is invalid: {e}"),
                 }],
+            }),
+        }
+    }
+
+    /// Checks values against the schema, returning every violation.
+    pub fn check(&self, values: &Value, source_name: &str) -> Result<(), ValuesError> {
+        let mut violations: Vec<SchemaViolation> = self
+            .validator
+            .iter_errors(values)
+            .map(|e| SchemaViolation {
+                path: e
+                    .instance_path()
+                    .as_str()
+                    .trim_start_matches('/')
+                    .replace('/', "."),
+                message: violation_message(self.schema, e.schema_path().as_str(), &e.to_string()),
+            })
+            .collect();
+        violations.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+        violations.dedup();
+        if violations.is_empty() {
+            Ok(())
+        } else {
+            Err(ValuesError::Schema {
+                source_name: source_name.to_string(),
+                violations,
             })
         }
-    };
-    let mut violations: Vec<SchemaViolation> = validator
-        .iter_errors(values)
-        .map(|e| SchemaViolation {
-            path: e
-                .instance_path()
-                .as_str()
-                .trim_start_matches('/')
-                .replace('/', "."),
-            message: violation_message(schema, e.schema_path().as_str(), &e.to_string()),
-        })
-        .collect();
-    violations.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
-    violations.dedup();
-    if violations.is_empty() {
-        Ok(())
-    } else {
-        Err(ValuesError::Schema {
-            source_name: source_name.to_string(),
-            violations,
-        })
     }
 }
 
