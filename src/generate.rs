@@ -15,7 +15,7 @@ use crate::guards::{check_guards, Finding, Severity};
 use crate::objects::build_objects;
 use crate::spec::Spec;
 use crate::values::presets::{resolve_preset, DEFAULT_PRESET};
-use crate::values::{check_values_schema, default_values, ValuesError};
+use crate::values::{default_values, ValuesError, ValuesSchema};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -215,6 +215,8 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     let mut findings: Vec<(String, Finding)> = Vec::new();
     let mut records = BTreeMap::new();
     let mut unrendered = Vec::new();
+    // Compiled once for every preset.
+    let validator = ValuesSchema::compile(&schema, "values.schema.json")?;
     let mut names: Vec<Option<&str>> = vec![None];
     names.extend(presets.keys().map(|k| Some(k.as_str())));
     for name in names {
@@ -223,7 +225,7 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
         let guard_findings = check_guards(spec, &values);
         let mut preset_findings = Vec::new();
         let schema_ok = if let Err(ValuesError::Schema { violations, .. }) =
-            check_values_schema(&values, &schema, &format!("preset `{label}`"))
+            validator.check(&values, &format!("preset `{label}`"))
         {
             // The schema's own findings, unless a guard explains the same rule better. A
             // preset's plan bounds come from its own values, so when a guard refuses the

@@ -35,14 +35,30 @@ pub fn render_document_text(
     doc: &Document,
     ctx: &EvalContext<'_>,
 ) -> Result<Option<String>, EvalError> {
+    let mut text = String::new();
+    Ok(render_document_into(doc, ctx, "", &mut text)?.then_some(text))
+}
+
+/// Appends `header` and the rendered text of one document to `text` (one buffer for a
+/// whole render); `false`, appending nothing, when the document's condition is false.
+pub fn render_document_into(
+    doc: &Document,
+    ctx: &EvalContext<'_>,
+    header: &str,
+    text: &mut String,
+) -> Result<bool, EvalError> {
     if let Some(cond) = &doc.when {
-        if !truthy(&cond.evaluate(ctx)?) {
-            return Ok(None);
+        if !truthy(&*cond.evaluate_borrowed(ctx)?) {
+            return Ok(false);
         }
     }
-    let mut out = Out::default();
-    emit_node_root(&doc.root, &Mode::Render(ctx), &mut out)?;
-    Ok(Some(out.text))
+    let mut out = Out {
+        text: std::mem::take(text),
+    };
+    out.text.push_str(header);
+    let result = emit_node_root(&doc.root, &Mode::Render(ctx), &mut out);
+    *text = out.text;
+    result.map(|()| true)
 }
 
 #[derive(Default)]
@@ -98,7 +114,7 @@ fn open_condition(
             out.line(indent, &format!("{{{{- if {} }}}}", cond.to_go()));
             Ok(true)
         }
-        (Some(cond), Mode::Render(ctx)) => Ok(truthy(&cond.evaluate(ctx)?)),
+        (Some(cond), Mode::Render(ctx)) => Ok(truthy(&*cond.evaluate_borrowed(ctx)?)),
     }
 }
 
@@ -120,7 +136,7 @@ fn leaf_text(e: &Expr, mode: &Mode<'_>) -> Result<String, EvalError> {
         // Any other constant prints the same JSON text in both modes.
         (Expr::Lit(v), _) => Ok(to_go_json(v)),
         (e, Mode::Helm) => Ok(format!("{{{{ {} | toJson }}}}", strip_parens(&e.to_go()))),
-        (e, Mode::Render(ctx)) => Ok(to_go_json(&e.evaluate(ctx)?)),
+        (e, Mode::Render(ctx)) => Ok(to_go_json(&*e.evaluate_borrowed(ctx)?)),
     }
 }
 
@@ -301,9 +317,9 @@ fn emit_entries_of(
             out.line(indent, "{{ $key | toJson }}: {{ $value | toJson }}");
             out.line(indent, "{{- end }}");
         }
-        Mode::Render(ctx) => match Expr::Ref(path.clone()).evaluate(ctx)? {
+        Mode::Render(ctx) => match &*Expr::Ref(path.clone()).evaluate_borrowed(ctx)? {
             Value::Object(map) => {
-                for (k, v) in &map {
+                for (k, v) in map {
                     let line = format!(
                         "{}: {}",
                         to_go_json(&Value::String(k.clone())),
@@ -316,7 +332,7 @@ fn emit_entries_of(
             other => {
                 return Err(EvalError {
                     expression: Expr::Ref(path.clone()).to_go(),
-                    reason: format!("range over a map, got {}", to_go_json(&other)),
+                    reason: format!("range over a map, got {}", to_go_json(other)),
                 })
             }
         },
@@ -347,9 +363,9 @@ fn emit_list(
                     emit_item(item, indent, mode, out)?;
                     out.line(indent, "{{- end }}");
                 }
-                Mode::Render(ctx) => match Expr::Ref(list.clone()).evaluate(ctx)? {
+                Mode::Render(ctx) => match &*Expr::Ref(list.clone()).evaluate_borrowed(ctx)? {
                     Value::Array(elements) => {
-                        for element in &elements {
+                        for element in elements {
                             let inner = EvalContext {
                                 item: Some(element),
                                 ..(*ctx).clone()
@@ -361,7 +377,7 @@ fn emit_list(
                     other => {
                         return Err(EvalError {
                             expression: Expr::Ref(list.clone()).to_go(),
-                            reason: format!("range over a list, got {}", to_go_json(&other)),
+                            reason: format!("range over a list, got {}", to_go_json(other)),
                         })
                     }
                 },
@@ -375,9 +391,9 @@ fn emit_list(
                     out.line(indent, "- {{ . | toJson }}");
                     out.line(indent, "{{- end }}");
                 }
-                Mode::Render(ctx) => match Expr::Ref(path.clone()).evaluate(ctx)? {
+                Mode::Render(ctx) => match &*Expr::Ref(path.clone()).evaluate_borrowed(ctx)? {
                     Value::Array(items) => {
-                        for item in &items {
+                        for item in items {
                             out.line(indent, &format!("- {}", to_go_json(item)));
                         }
                     }
@@ -385,7 +401,7 @@ fn emit_list(
                     other => {
                         return Err(EvalError {
                             expression: Expr::Ref(path.clone()).to_go(),
-                            reason: format!("range over a list, got {}", to_go_json(&other)),
+                            reason: format!("range over a list, got {}", to_go_json(other)),
                         })
                     }
                 },

@@ -7,7 +7,8 @@
 //! ConfigMap prints these expressions as Go template text ([`Expr::to_go`]); the guard,
 //! `shipshape capacity` and the findings evaluate the very same expressions natively
 //! ([`Expr::evaluate_saturating`], see [`crate::capacity::report`]). There is no other
-//! copy of the arithmetic.
+//! copy of the arithmetic: the report adds up the workloads' terms it has evaluated
+//! for the totals, in the order and with the saturating `add` of the totals' sums.
 
 use crate::expr::{lit, val, CmpOp, Expr, ValuePath};
 use crate::spec::WorkloadClass;

@@ -134,55 +134,75 @@ impl<'a> Capacity<'a> {
 
     /// One figure: `expr` evaluated, int64 overflow saturated, a negative result as 0.
     pub fn number(&self, expr: &Expr) -> Result<u64, EvalError> {
-        let value = expr.evaluate_saturating(&self.ctx)?;
-        Ok(u64::try_from(crate::expr::sprig_int(&value)).unwrap_or(0))
+        Ok(clamp(expr.evaluate_saturating_int(&self.ctx)?))
     }
 
     /// Whether `expr` is true in Go's sense.
     pub fn truth(&self, expr: &Expr) -> Result<bool, EvalError> {
-        Ok(crate::expr::truthy(&expr.evaluate_saturating(&self.ctx)?))
+        expr.evaluate_saturating_truth(&self.ctx)
     }
 
     /// Every workload's row and every budget's total.
+    ///
+    /// Each total is a sum of the workloads' terms ([`CapacityExprs::postgres_peak`]
+    /// and the others: `add term... reservation...`). The report evaluates every
+    /// workload's terms once, for its row, and adds them up in the same order with the
+    /// same saturating `add` the sum's expression evaluates with, instead of evaluating
+    /// each workload again per total; a test checks that the totals equal their
+    /// expressions evaluated.
     pub fn report(&self) -> Result<CapacityReport, EvalError> {
         check_inputs(&self.exprs, &self.ctx)?;
-        let workloads = self
-            .exprs
-            .workloads
-            .iter()
-            .map(|w| self.row(w))
-            .collect::<Result<_, _>>()?;
         let e = &self.exprs;
+        let n = e.workloads.len();
+        let mut workloads = Vec::with_capacity(n);
+        let (mut postgres_terms, mut redis_terms) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut server_terms = vec![Vec::with_capacity(n); e.redis_servers.len()];
+        for w in &e.workloads {
+            let terms = self.row(w)?;
+            postgres_terms.push(terms.postgres);
+            redis_terms.push(terms.redis);
+            for (server, sum) in e.redis_servers.iter().zip(&mut server_terms) {
+                let per_process = self.raw(&w.redis_per_process(Some(&server.name)))?;
+                sum.push(terms.peak_processes.saturating_mul(per_process));
+            }
+            workloads.push(terms.row);
+        }
+        let raws = |es: &[(String, Expr)]| -> Result<Vec<i64>, EvalError> {
+            es.iter().map(|(_, x)| self.raw(x)).collect()
+        };
+        let pg_reserved = raws(&e.postgres_reservations)?;
         let postgres = Total::new(
             [
-                self.number(&e.postgres_workloads())?,
-                self.number(&e.postgres_reserved())?,
-                self.number(&e.postgres_peak())?,
+                clamp(sum(&postgres_terms)),
+                clamp(sum(&pg_reserved)),
+                clamp(sum(postgres_terms.iter().chain(&pg_reserved))),
             ],
             Some(self.number(&e.postgres_max_connections)?),
             self.number(&e.postgres_reserve)?,
             Some(self.number(&e.postgres_budget())?),
         );
         let redis_limit = self.number(&e.redis_max_connections)?;
+        let redis_reserved = self.raw(&e.redis_reserved_clients)?;
         let redis_total = Total::new(
             [
-                self.number(&e.redis_workloads(None))?,
-                self.number(&e.redis_reserved_clients)?,
-                self.number(&e.redis_peak())?,
+                clamp(sum(&redis_terms)),
+                clamp(redis_reserved),
+                clamp(sum(redis_terms.iter().chain([&redis_reserved]))),
             ],
             Some(redis_limit),
             0,
             Some(redis_limit),
         );
         let mut redis_servers = Vec::new();
-        for server in &e.redis_servers {
+        for (server, terms) in e.redis_servers.iter().zip(&server_terms) {
             // A server without its own `maxclients` is counted but not checked.
             let limit = Some(self.number(&server.max_clients)?).filter(|l| *l > 0);
+            let reserved = self.raw(&server.reserved_clients)?;
             let total = Total::new(
                 [
-                    self.number(&e.redis_workloads(Some(&server.name)))?,
-                    self.number(&server.reserved_clients)?,
-                    self.number(&e.redis_server_peak(server))?,
+                    clamp(sum(terms)),
+                    clamp(reserved),
+                    clamp(sum(terms.iter().chain([&reserved]))),
                 ],
                 limit,
                 0,
@@ -198,20 +218,114 @@ impl<'a> Capacity<'a> {
         })
     }
 
-    fn row(&self, w: &WorkloadExprs) -> Result<WorkloadRow, EvalError> {
-        Ok(WorkloadRow {
+    /// `expr` evaluated, int64 overflow saturated, before a negative result becomes 0.
+    fn raw(&self, expr: &Expr) -> Result<i64, EvalError> {
+        expr.evaluate_saturating_int(&self.ctx)
+    }
+
+    fn row(&self, w: &WorkloadExprs) -> Result<RowTerms, EvalError> {
+        let peak_processes = self.raw(&w.peak_processes())?;
+        let postgres_per_process = self.raw(&w.postgres_per_process())?;
+        let redis_per_process = self.raw(&w.redis_per_process(None))?;
+        // `mul peak perProcess`, as `postgres_connections` and `redis_connections` are.
+        let postgres = peak_processes.saturating_mul(postgres_per_process);
+        let redis = peak_processes.saturating_mul(redis_per_process);
+        let row = WorkloadRow {
             name: w.name.clone(),
             class: w.class.name().to_string(),
             max_pods: self.number(&w.max_pods)?,
             surge_pods: self.number(&w.surge_pods)?,
             retiring: self.number(&w.retiring())?,
             processes_per_pod: self.number(&w.processes_of_pods())?,
-            peak_processes: self.number(&w.peak_processes())?,
-            postgres_per_process: self.number(&w.postgres_per_process())?,
-            postgres: self.number(&w.postgres_connections())?,
-            redis_per_process: self.number(&w.redis_per_process(None))?,
-            redis: self.number(&w.redis_connections(None))?,
+            peak_processes: clamp(peak_processes),
+            postgres_per_process: clamp(postgres_per_process),
+            postgres: clamp(postgres),
+            redis_per_process: clamp(redis_per_process),
+            redis: clamp(redis),
             autoscaled: self.truth(&w.autoscaled)?,
+        };
+        Ok(RowTerms {
+            row,
+            peak_processes,
+            postgres,
+            redis,
         })
+    }
+}
+
+/// A workload's row and its terms in the totals, before negatives become 0.
+struct RowTerms {
+    row: WorkloadRow,
+    peak_processes: i64,
+    postgres: i64,
+    redis: i64,
+}
+
+/// A figure as the report shows it: a negative one (only from negative inputs) as 0.
+fn clamp(raw: i64) -> u64 {
+    u64::try_from(raw).unwrap_or(0)
+}
+
+/// `add a b ...` as the totals' expressions evaluate it: from 0, saturating.
+fn sum<'t>(terms: impl IntoIterator<Item = &'t i64>) -> i64 {
+    terms.into_iter().fold(0, |s, t| s.saturating_add(*t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::fit::{preset_values, presets};
+
+    /// The totals the report adds up from the workloads' terms equal the totals'
+    /// expressions evaluated (what the ConfigMap prints), for every example and preset.
+    #[test]
+    fn totals_equal_their_expressions() {
+        for name in ["agent-platform", "llm-gateway", "web-shop"] {
+            let path = format!(
+                "{}/examples/{name}/shipshape.yaml",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let text = std::fs::read_to_string(&path).unwrap();
+            let spec = crate::spec::load_spec(&text, &path).unwrap();
+            let all = presets(&spec);
+            let mut names: Vec<Option<&str>> = vec![None];
+            names.extend(all.keys().map(|k| Some(k.as_str())));
+            for preset in names {
+                let values = preset_values(&spec, preset).unwrap();
+                let capacity = Capacity::of(&spec, &values);
+                let report = capacity.report().unwrap();
+                let e = &capacity.exprs;
+                let n = |x: &Expr| capacity.number(x).unwrap();
+                let at = format!("{name} {preset:?}");
+                assert_eq!(
+                    report.postgres.workloads,
+                    n(&e.postgres_workloads()),
+                    "{at}"
+                );
+                assert_eq!(
+                    report.postgres.reservations,
+                    n(&e.postgres_reserved()),
+                    "{at}"
+                );
+                assert_eq!(report.postgres.peak, n(&e.postgres_peak()), "{at}");
+                assert_eq!(
+                    report.redis_total.workloads,
+                    n(&e.redis_workloads(None)),
+                    "{at}"
+                );
+                assert_eq!(report.redis_total.peak, n(&e.redis_peak()), "{at}");
+                for (server, (name, total)) in e.redis_servers.iter().zip(&report.redis_servers) {
+                    assert_eq!(&server.name, name);
+                    let workloads = n(&e.redis_workloads(Some(name)));
+                    assert_eq!(total.workloads, workloads, "{at} {name}");
+                    assert_eq!(total.peak, n(&e.redis_server_peak(server)), "{at} {name}");
+                }
+                for (w, row) in e.workloads.iter().zip(&report.workloads) {
+                    assert_eq!(row.peak_processes, n(&w.peak_processes()), "{at}");
+                    assert_eq!(row.postgres, n(&w.postgres_connections()), "{at}");
+                    assert_eq!(row.redis, n(&w.redis_connections(None)), "{at}");
+                }
+            }
+        }
     }
 }

@@ -7,10 +7,15 @@
 //! empty). The equivalence tests run real Helm against the native result.
 
 pub mod gojson;
+mod semantics;
+
+use semantics::{expect_string, lookup_like_go, merge_over};
+pub use semantics::{sprig_empty, sprig_int, truthy};
 
 use crate::expr::gojson::to_go_json;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A path into the values tree, such as `workloads.api.replicaCount`.
@@ -342,6 +347,15 @@ impl Expr {
 
     /// Evaluates the expression natively with Go template and Sprig semantics.
     pub fn evaluate(&self, ctx: &EvalContext<'_>) -> Result<Value, EvalError> {
+        Ok(self.eval(ctx, Overflow::Wrap)?.into_owned())
+    }
+
+    /// Evaluates like [`Expr::evaluate`] without copying: a value reference, a constant
+    /// or a range element comes back borrowed from the values or the expression.
+    pub fn evaluate_borrowed<'a>(
+        &'a self,
+        ctx: &EvalContext<'a>,
+    ) -> Result<Cow<'a, Value>, EvalError> {
         self.eval(ctx, Overflow::Wrap)
     }
 
@@ -351,18 +365,37 @@ impl Expr {
     /// integer, never a wrapped one, where it would. The capacity report uses it, so
     /// absurd values give a huge peak and a finding.
     pub fn evaluate_saturating(&self, ctx: &EvalContext<'_>) -> Result<Value, EvalError> {
-        self.eval(ctx, Overflow::Saturate)
+        Ok(self.eval(ctx, Overflow::Saturate)?.into_owned())
     }
 
-    fn eval(&self, ctx: &EvalContext<'_>, arith: Overflow) -> Result<Value, EvalError> {
+    /// The integer (Sprig's `int`) of [`Expr::evaluate_saturating`], without copying.
+    pub fn evaluate_saturating_int(&self, ctx: &EvalContext<'_>) -> Result<i64, EvalError> {
+        Ok(sprig_int(&*self.eval(ctx, Overflow::Saturate)?))
+    }
+
+    /// Go truthiness of [`Expr::evaluate_saturating`], without copying.
+    pub fn evaluate_saturating_truth(&self, ctx: &EvalContext<'_>) -> Result<bool, EvalError> {
+        Ok(truthy(&*self.eval(ctx, Overflow::Saturate)?))
+    }
+
+    fn eval<'a>(
+        &'a self,
+        ctx: &EvalContext<'a>,
+        arith: Overflow,
+    ) -> Result<Cow<'a, Value>, EvalError> {
         let fail = |reason: String| EvalError {
             expression: self.to_go(),
             reason,
         };
-        Ok(match self {
-            Expr::Lit(v) => v.clone(),
-            Expr::Ref(path) => lookup_like_go(ctx.values, path).map_err(fail)?,
-            Expr::Builtin(b) => Value::String(
+        let int = |e: &'a Expr| -> Result<i64, EvalError> { Ok(sprig_int(&*e.eval(ctx, arith)?)) };
+        let owned = |v: Value| Ok(Cow::Owned(v));
+        match self {
+            Expr::Lit(v) => Ok(Cow::Borrowed(v)),
+            Expr::Ref(path) => match lookup_like_go(ctx.values, path).map_err(fail)? {
+                Some(v) => Ok(Cow::Borrowed(v)),
+                None => owned(Value::Null),
+            },
+            Expr::Builtin(b) => owned(Value::String(
                 match b {
                     Builtin::ReleaseName => ctx.release_name,
                     Builtin::ReleaseNamespace => ctx.release_namespace,
@@ -372,83 +405,81 @@ impl Expr {
                     Builtin::ChartAppVersion => ctx.chart_app_version,
                 }
                 .to_string(),
-            ),
-            Expr::Not(e) => Value::Bool(!truthy(&e.eval(ctx, arith)?)),
+            )),
+            Expr::Not(e) => owned(Value::Bool(!truthy(&*e.eval(ctx, arith)?))),
             Expr::And(es) => {
-                let mut last = Value::Null;
+                let mut last = Cow::Owned(Value::Null);
                 for e in es {
                     last = e.eval(ctx, arith)?;
                     if !truthy(&last) {
                         break;
                     }
                 }
-                last
+                Ok(last)
             }
             Expr::Or(es) => {
-                let mut last = Value::Null;
+                let mut last = Cow::Owned(Value::Null);
                 for e in es {
                     last = e.eval(ctx, arith)?;
                     if truthy(&last) {
                         break;
                     }
                 }
-                last
+                Ok(last)
             }
             Expr::Cmp(op, a, b) => {
-                let a = sprig_int(&a.eval(ctx, arith)?);
-                let b = sprig_int(&b.eval(ctx, arith)?);
-                Value::Bool(op.apply(a, b))
+                let a = int(a)?;
+                let b = int(b)?;
+                owned(Value::Bool(op.apply(a, b)))
             }
-            Expr::StrEq(a, b) => match (a.eval(ctx, arith)?, b.eval(ctx, arith)?) {
-                (Value::String(a), Value::String(b)) => Value::Bool(a == b),
-                (a, b) => {
-                    return Err(fail(format!(
-                        "incompatible types for comparison: {} and {}",
-                        to_go_json(&a),
-                        to_go_json(&b)
-                    )))
-                }
+            Expr::StrEq(a, b) => match (&*a.eval(ctx, arith)?, &*b.eval(ctx, arith)?) {
+                (Value::String(a), Value::String(b)) => owned(Value::Bool(a == b)),
+                (a, b) => Err(fail(format!(
+                    "incompatible types for comparison: {} and {}",
+                    to_go_json(a),
+                    to_go_json(b)
+                ))),
             },
             Expr::If(c, a, b) => {
                 // ternary evaluates both branches, as Go evaluates call arguments.
                 let then = a.eval(ctx, arith)?;
                 let otherwise = b.eval(ctx, arith)?;
-                if truthy(&c.eval(ctx, arith)?) {
-                    then
+                if truthy(&*c.eval(ctx, arith)?) {
+                    Ok(then)
                 } else {
-                    otherwise
+                    Ok(otherwise)
                 }
             }
             Expr::Default(d, v) => {
                 let v = v.eval(ctx, arith)?;
                 if sprig_empty(&v) {
-                    d.eval(ctx, arith)?
+                    d.eval(ctx, arith)
                 } else {
-                    v
+                    Ok(v)
                 }
             }
             Expr::Concat(es) => {
                 let mut s = String::new();
                 for e in es {
-                    match e.eval(ctx, arith)? {
-                        Value::String(part) => s.push_str(&part),
+                    match &*e.eval(ctx, arith)? {
+                        Value::String(part) => s.push_str(part),
                         other => {
                             return Err(fail(format!(
                                 "expected a string, got {}",
-                                to_go_json(&other)
+                                to_go_json(other)
                             )))
                         }
                     }
                 }
-                Value::String(s)
+                owned(Value::String(s))
             }
             Expr::Contains(sub, s) => {
-                let sub = expect_string(sub.eval(ctx, arith)?).map_err(fail)?;
-                let s = expect_string(s.eval(ctx, arith)?).map_err(fail)?;
-                Value::Bool(s.contains(&sub))
+                let sub = expect_string(sub.eval(ctx, arith)?.into_owned()).map_err(fail)?;
+                let s = expect_string(s.eval(ctx, arith)?.into_owned()).map_err(fail)?;
+                owned(Value::Bool(s.contains(&sub)))
             }
             Expr::DnsName(n, e) => {
-                let s = expect_string(e.eval(ctx, arith)?).map_err(fail)?;
+                let s = expect_string(e.eval(ctx, arith)?.into_owned()).map_err(fail)?;
                 let mut cut = if s.len() > *n {
                     s.as_bytes()[..*n].to_vec()
                 } else {
@@ -457,117 +488,121 @@ impl Expr {
                 if cut.last() == Some(&b'-') {
                     cut.pop();
                 }
-                Value::String(String::from_utf8_lossy(&cut).into_owned())
+                owned(Value::String(String::from_utf8_lossy(&cut).into_owned()))
             }
-            Expr::ReplacePlus(e) => Value::String(
-                expect_string(e.eval(ctx, arith)?)
+            Expr::ReplacePlus(e) => owned(Value::String(
+                expect_string(e.eval(ctx, arith)?.into_owned())
                     .map_err(fail)?
                     .replace('+', "_"),
-            ),
+            )),
             Expr::Sha256Json(e) => {
-                let json = to_go_json(&e.eval(ctx, arith)?);
+                let json = to_go_json(&*e.eval(ctx, arith)?);
                 let digest = Sha256::digest(json.as_bytes());
-                Value::String(digest.iter().map(|b| format!("{b:02x}")).collect())
+                owned(Value::String(
+                    digest.iter().map(|b| format!("{b:02x}")).collect(),
+                ))
             }
-            Expr::JsonText(e) => Value::String(to_go_json(&e.eval(ctx, arith)?)),
-            Expr::IntString(e) => Value::String(sprig_int(&e.eval(ctx, arith)?).to_string()),
+            Expr::JsonText(e) => owned(Value::String(to_go_json(&*e.eval(ctx, arith)?))),
+            Expr::IntString(e) => owned(Value::String(int(e)?.to_string())),
             Expr::Item => ctx
                 .item
-                .cloned()
-                .ok_or_else(|| fail("`.` outside a range".into()))?,
+                .map(Cow::Borrowed)
+                .ok_or_else(|| fail("`.` outside a range".into())),
             Expr::Add(es) => {
                 let mut sum: i64 = 0;
                 for e in es {
-                    sum = arith.add(sum, sprig_int(&e.eval(ctx, arith)?));
+                    sum = arith.add(sum, int(e)?);
                 }
-                Value::Number(sum.into())
+                owned(Value::Number(sum.into()))
             }
             Expr::Mul(es) => {
                 let mut product: i64 = 1;
                 for e in es {
-                    product = arith.mul(product, sprig_int(&e.eval(ctx, arith)?));
+                    product = arith.mul(product, int(e)?);
                 }
-                Value::Number(product.into())
+                owned(Value::Number(product.into()))
             }
-            Expr::Sub(a, b) => Value::Number(
-                arith
-                    .sub(
-                        sprig_int(&a.eval(ctx, arith)?),
-                        sprig_int(&b.eval(ctx, arith)?),
-                    )
-                    .into(),
-            ),
+            Expr::Sub(a, b) => owned(Value::Number(arith.sub(int(a)?, int(b)?).into())),
             Expr::ListIf(c, l) => {
                 let list = l.eval(ctx, arith)?;
-                if truthy(&c.eval(ctx, arith)?) {
-                    list
+                if truthy(&*c.eval(ctx, arith)?) {
+                    Ok(list)
                 } else {
-                    Value::Array(Vec::new())
+                    owned(Value::Array(Vec::new()))
                 }
             }
             Expr::JoinLists(sep, lists) => {
-                let mut items = Vec::new();
+                let mut evaluated = Vec::with_capacity(lists.len());
                 for l in lists {
-                    match l.eval(ctx, arith)? {
-                        Value::Array(a) => items.extend(a),
+                    let list = l.eval(ctx, arith)?;
+                    if !list.is_array() {
+                        return Err(fail(format!(
+                            "cannot concat {} as a list",
+                            to_go_json(&list)
+                        )));
+                    }
+                    evaluated.push(list);
+                }
+                let mut parts: Vec<&str> = Vec::new();
+                for v in evaluated
+                    .iter()
+                    .flat_map(|l| l.as_array().into_iter().flatten())
+                {
+                    match v {
+                        Value::Null => {}
+                        Value::String(s) => parts.push(s),
                         other => {
                             return Err(fail(format!(
-                                "cannot concat {} as a list",
-                                to_go_json(&other)
+                                "expected a string item, got {}",
+                                to_go_json(other)
                             )))
                         }
                     }
                 }
-                let parts: Vec<String> = items
-                    .iter()
-                    .filter(|v| !v.is_null())
-                    .map(|v| match v {
-                        Value::String(s) => Ok(s.clone()),
-                        other => Err(fail(format!(
-                            "expected a string item, got {}",
-                            to_go_json(other)
-                        ))),
-                    })
-                    .collect::<Result<_, _>>()?;
-                Value::String(parts.join(sep))
+                owned(Value::String(parts.join(sep)))
             }
             Expr::Dict(pairs) => {
                 let mut map = serde_json::Map::new();
                 for (k, v) in pairs {
-                    let key = expect_string(k.eval(ctx, arith)?).map_err(fail)?;
-                    map.insert(key, v.eval(ctx, arith)?);
+                    let key = expect_string(k.eval(ctx, arith)?.into_owned()).map_err(fail)?;
+                    map.insert(key, v.eval(ctx, arith)?.into_owned());
                 }
-                Value::Object(map)
+                owned(Value::Object(map))
             }
-            Expr::MergeOver(base, over) => match (base.eval(ctx, arith)?, over.eval(ctx, arith)?) {
-                (Value::Object(mut map), Value::Object(over)) => {
-                    merge_over(&mut map, over);
-                    Value::Object(map)
-                }
-                (base, over) => {
-                    return Err(fail(format!(
+            Expr::MergeOver(base, over) => {
+                match (
+                    base.eval(ctx, arith)?.into_owned(),
+                    over.eval(ctx, arith)?.into_owned(),
+                ) {
+                    (Value::Object(mut map), Value::Object(over)) => {
+                        merge_over(&mut map, over);
+                        owned(Value::Object(map))
+                    }
+                    (base, over) => Err(fail(format!(
                         "mergeOverwrite needs two maps, got {} and {}",
                         to_go_json(&base),
                         to_go_json(&over)
-                    )))
+                    ))),
                 }
-            },
-            Expr::WithKey(m, k, v) => match m.eval(ctx, arith)? {
+            }
+            Expr::WithKey(m, k, v) => match m.eval(ctx, arith)?.into_owned() {
                 Value::Object(mut map) => {
-                    let key = expect_string(k.eval(ctx, arith)?).map_err(fail)?;
-                    map.insert(key, v.eval(ctx, arith)?);
-                    Value::Object(map)
+                    let key = expect_string(k.eval(ctx, arith)?.into_owned()).map_err(fail)?;
+                    map.insert(key, v.eval(ctx, arith)?.into_owned());
+                    owned(Value::Object(map))
                 }
-                other => return Err(fail(format!("set needs a map, got {}", to_go_json(&other)))),
+                other => Err(fail(format!("set needs a map, got {}", to_go_json(&other)))),
             },
             Expr::TrimSuffix(suffix, e) => {
-                let s = expect_string(e.eval(ctx, arith)?).map_err(fail)?;
-                Value::String(s.strip_suffix(*suffix).unwrap_or(&s).to_string())
+                let s = expect_string(e.eval(ctx, arith)?.into_owned()).map_err(fail)?;
+                owned(Value::String(
+                    s.strip_suffix(*suffix).unwrap_or(&s).to_string(),
+                ))
             }
             Expr::SurgePods(pods, surge) => {
-                let pods = sprig_int(&pods.eval(ctx, arith)?);
+                let pods = int(pods)?;
                 let surge = surge.eval(ctx, arith)?;
-                let value = match &surge {
+                let value = match &*surge {
                     Value::String(s) if s.ends_with('%') => {
                         let percent =
                             sprig_int(&Value::String(s.trim_end_matches('%').to_string()));
@@ -576,24 +611,27 @@ impl Expr {
                     }
                     other => sprig_int(other),
                 };
-                Value::Number(value.into())
+                owned(Value::Number(value.into()))
             }
-            Expr::Named(_, body) => {
-                Value::String(expect_string(body.evaluate(ctx)?).map_err(fail)?)
-            }
+            Expr::Named(_, body) => owned(Value::String(
+                expect_string(body.eval(ctx, Overflow::Wrap)?.into_owned()).map_err(fail)?,
+            )),
             Expr::ItemField(key) => match ctx.item {
-                Some(Value::Object(map)) => map.get(key).cloned().unwrap_or(Value::Null),
-                Some(other) => {
-                    return Err(fail(format!("field {key} of {}", to_go_json(other))));
+                Some(Value::Object(map)) => {
+                    Ok(map.get(key).map_or(Cow::Owned(Value::Null), Cow::Borrowed))
                 }
-                None => return Err(fail("`.` outside a range".into())),
+                Some(other) => Err(fail(format!("field {key} of {}", to_go_json(other)))),
+                None => Err(fail("`.` outside a range".into())),
             },
             Expr::Sha256(e) => {
-                let text = expect_string(e.evaluate(ctx)?).map_err(fail)?;
+                let text =
+                    expect_string(e.eval(ctx, Overflow::Wrap)?.into_owned()).map_err(fail)?;
                 let digest = Sha256::digest(text.as_bytes());
-                Value::String(digest.iter().map(|b| format!("{b:02x}")).collect())
+                owned(Value::String(
+                    digest.iter().map(|b| format!("{b:02x}")).collect(),
+                ))
             }
-        })
+        }
     }
 
     /// The named templates the expression uses, by name, innermost first.
@@ -677,90 +715,6 @@ fn go_literal(v: &Value) -> String {
         // The builders never put collections in a literal operand; printing them as
         // a JSON string keeps the template valid if one ever does.
         other => format!("(fromJson {})", go_string(&to_go_json(other))),
-    }
-}
-
-fn lookup_like_go(values: &Value, path: &ValuePath) -> Result<Value, String> {
-    let mut current = values;
-    for (i, segment) in path.0.iter().enumerate() {
-        match current {
-            Value::Object(map) => match map.get(segment) {
-                Some(next) => current = next,
-                // A missing last key is nil; a missing key in the middle makes the next
-                // field access fail, as in Go.
-                None if i + 1 == path.0.len() => return Ok(Value::Null),
-                None => {
-                    return Err(format!(
-                        "nil pointer evaluating `{}`",
-                        ValuePath(path.0[..=i + 1].to_vec())
-                    ))
-                }
-            },
-            Value::Null => {
-                return Err(format!(
-                    "nil pointer evaluating `{}`",
-                    ValuePath(path.0[..=i].to_vec())
-                ))
-            }
-            other => {
-                return Err(format!(
-                    "can't evaluate field `{segment}` in {}",
-                    to_go_json(other)
-                ))
-            }
-        }
-    }
-    Ok(current.clone())
-}
-
-/// Sprig's `mergeOverwrite` on values: maps merge key by key, anything else in
-/// `over` replaces what `base` has.
-fn merge_over(base: &mut Map<String, Value>, over: Map<String, Value>) {
-    for (key, value) in over {
-        match (base.get_mut(&key), value) {
-            (Some(Value::Object(inner)), Value::Object(value)) => merge_over(inner, value),
-            (_, value) => {
-                base.insert(key, value);
-            }
-        }
-    }
-}
-
-fn expect_string(v: Value) -> Result<String, String> {
-    match v {
-        Value::String(s) => Ok(s),
-        other => Err(format!("expected a string, got {}", to_go_json(&other))),
-    }
-}
-
-/// Go template truthiness (`if`, `and`, `or`, `not`).
-pub fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(m) => !m.is_empty(),
-    }
-}
-
-/// Sprig's `empty` (used by `default`): Go's zero values and empty collections.
-pub fn sprig_empty(v: &Value) -> bool {
-    !truthy(v)
-}
-
-/// Sprig's `int` (spf13/cast `ToInt`): floats truncate, strings parse, else 0.
-pub fn sprig_int(v: &Value) -> i64 {
-    match v {
-        Value::Bool(b) => i64::from(*b),
-        Value::Number(n) => n
-            .as_i64()
-            .or_else(|| n.as_u64().map(|u| u as i64))
-            .or_else(|| n.as_f64().map(|f| f as i64))
-            .unwrap_or(0),
-        Value::String(s) => s.trim().parse::<i64>().unwrap_or(0),
-        _ => 0,
     }
 }
 

@@ -437,69 +437,84 @@ pub fn check_values_schema(
     schema: &Value,
     source_name: &str,
 ) -> Result<(), ValuesError> {
-    let validator = match jsonschema::draft7::new(schema) {
-        Ok(v) => v,
-        Err(e) => {
-            return Err(ValuesError::Schema {
+    ValuesSchema::compile(schema, source_name)?.check(values, source_name)
+}
+
+/// A values schema compiled once, to check the values of every preset with it.
+pub struct ValuesSchema<'s> {
+    schema: &'s Value,
+    validator: jsonschema::Validator,
+}
+
+impl<'s> ValuesSchema<'s> {
+    /// Compiles the schema; an invalid schema is reported as a violation of `source_name`.
+    pub fn compile(schema: &'s Value, source_name: &str) -> Result<Self, ValuesError> {
+        match jsonschema::draft7::new(schema) {
+            Ok(validator) => Ok(ValuesSchema { schema, validator }),
+            Err(e) => Err(ValuesError::Schema {
                 source_name: source_name.to_string(),
                 violations: vec![SchemaViolation {
                     message: format!("the values schema itself is invalid: {e}"),
                     ..Default::default()
                 }],
+            }),
+        }
+    }
+
+    /// Checks values against the schema, returning every violation: an unknown key at
+    /// the key, with the closest known one.
+    pub fn check(&self, values: &Value, source_name: &str) -> Result<(), ValuesError> {
+        let mut violations: Vec<SchemaViolation> = Vec::new();
+        for e in self.validator.iter_errors(values) {
+            let path = e
+                .instance_path()
+                .as_str()
+                .trim_start_matches('/')
+                .replace('/', ".");
+            if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
+                e.kind()
+            {
+                let known: Vec<&str> = e
+                    .instance()
+                    .as_object()
+                    .map(|m| {
+                        m.keys()
+                            .map(String::as_str)
+                            .filter(|k| !unexpected.iter().any(|u| u == k))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                for key in unexpected {
+                    violations.push(SchemaViolation {
+                        path: if path.is_empty() {
+                            key.clone()
+                        } else {
+                            format!("{path}.{key}")
+                        },
+                        message: "unknown key: the chart has no such value".into(),
+                        hint: crate::spec::closest(key, &known)
+                            .map(|c| format!("did you mean `{}`?", c.escape_debug())),
+                        at: None,
+                    });
+                }
+                continue;
+            }
+            violations.push(SchemaViolation {
+                path,
+                message: violation_message(self.schema, e.schema_path().as_str(), &e.to_string()),
+                ..Default::default()
+            });
+        }
+        violations.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+        violations.dedup();
+        if violations.is_empty() {
+            Ok(())
+        } else {
+            Err(ValuesError::Schema {
+                source_name: source_name.to_string(),
+                violations,
             })
         }
-    };
-    let mut violations: Vec<SchemaViolation> = Vec::new();
-    for e in validator.iter_errors(values) {
-        let path = e
-            .instance_path()
-            .as_str()
-            .trim_start_matches('/')
-            .replace('/', ".");
-        if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
-            e.kind()
-        {
-            // One violation per unknown key, at the key, with the closest known one.
-            let known: Vec<&str> = e
-                .instance()
-                .as_object()
-                .map(|m| {
-                    m.keys()
-                        .map(String::as_str)
-                        .filter(|k| !unexpected.iter().any(|u| u == k))
-                        .collect()
-                })
-                .unwrap_or_default();
-            for key in unexpected {
-                violations.push(SchemaViolation {
-                    path: if path.is_empty() {
-                        key.clone()
-                    } else {
-                        format!("{path}.{key}")
-                    },
-                    message: "unknown key: the chart has no such value".into(),
-                    hint: crate::spec::closest(key, &known)
-                        .map(|c| format!("did you mean `{}`?", c.escape_debug())),
-                    at: None,
-                });
-            }
-            continue;
-        }
-        violations.push(SchemaViolation {
-            path,
-            message: violation_message(schema, e.schema_path().as_str(), &e.to_string()),
-            ..Default::default()
-        });
-    }
-    violations.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
-    violations.dedup();
-    if violations.is_empty() {
-        Ok(())
-    } else {
-        Err(ValuesError::Schema {
-            source_name: source_name.to_string(),
-            violations,
-        })
     }
 }
 

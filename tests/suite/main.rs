@@ -1,5 +1,6 @@
 //! The one integration test binary. Modules by concern; shared helpers in `support`.
 
+mod bench;
 mod bundled;
 mod capacity;
 mod checkov;
