@@ -209,6 +209,8 @@ fn upto(rng: &mut Rng, max: &Value) -> u64 {
 /// the plan has them on, hostile strings wherever the chart takes free text.
 fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: &Value) -> Value {
     let mut w = Map::new();
+    // Keys that only make sense together, inserted after the independent ones.
+    let mut together: Vec<(&str, Value)> = Vec::new();
     if rng.chance(40) {
         let most = plan["processesPerPod"].as_f64().unwrap_or(1.0) as u64;
         w.insert(
@@ -290,14 +292,18 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
         // combinations the guards accept (a Service needs a port, a monitor the
         // Service, a budget keeps a pod evictable, a pool's HPA stays at one pod
         // unless it elects a leader).
-        let port = *rng.pick(&[0u64, 1, 9090, 65535]);
-        let service = port > 0 && rng.chance(60);
-        maybe(rng, "port", json!(port));
-        let svc = json!({"enabled": service, "type": "ClusterIP", "port": 9090, "annotations": string_map(rng, &[]), "labels": string_map(rng, &[])});
-        maybe(rng, "service", svc);
-        let monitor = json!({"enabled": service && rng.chance(50), "path": "/metrics", "interval": "", "scrapeTimeout": "", "labels": {}});
-        maybe(rng, "serviceMonitor", monitor);
-        let min_available = if rng.chance(80) { 0 } else { 1 };
+        // Port, Service and monitor go in together (a Service without the port it
+        // forwards to is refused).
+        if rng.chance(50) {
+            let port = *rng.pick(&[1u64, 9090, 65535]);
+            let service = rng.chance(60);
+            let svc = json!({"enabled": service, "type": "ClusterIP", "port": 9090, "annotations": string_map(rng, &[]), "labels": string_map(rng, &[])});
+            let monitor = json!({"enabled": service && rng.chance(50), "path": "/metrics", "interval": "", "scrapeTimeout": "", "labels": {}});
+            together.push(("port", json!(port)));
+            together.push(("service", svc));
+            together.push(("serviceMonitor", monitor));
+        }
+        let min_available = if rng.chance(95) { 0 } else { 1 };
         let pdb =
             json!({"enabled": rng.chance(50), "maxUnavailable": 1, "minAvailable": min_available});
         maybe(rng, "podDisruptionBudget", pdb);
@@ -373,7 +379,7 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
         maybe(rng, "terminationGracePeriodSeconds", json!(grace));
         let svc = json!({"type": "ClusterIP", "port": 8443, "annotations": string_map(rng, &[]), "labels": string_map(rng, &[])});
         maybe(rng, "service", svc);
-        let min_available = if rng.chance(80) { 0 } else { 1 };
+        let min_available = if rng.chance(95) { 0 } else { 1 };
         let pdb = json!({"enabled": rng.chance(50), "maxUnavailable": "50%", "minAvailable": min_available});
         maybe(rng, "podDisruptionBudget", pdb);
     } else if class != WorkloadClass::Migrate {
@@ -391,6 +397,9 @@ fn random_workload(rng: &mut Rng, class: WorkloadClass, declared: &Value, plan: 
         maybe(rng, "ttlSecondsAfterFinished", ttl);
         let account = hostile(rng);
         maybe(rng, "serviceAccountName", account);
+    }
+    for (key, value) in together {
+        w.insert(key.to_string(), value);
     }
     Value::Object(w)
 }
@@ -459,7 +468,7 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
                 "data": {"text": hostile(rng), "tree": random_tree(rng, 0)},
             });
             if rng.chance(10) {
-                object["metadata"] = json!({"annotations": {"helm.sh/hook": "post-install"}});
+                object["metadata"] = json!({"name": format!("extra-{i}"), "annotations": {"helm.sh/hook": "post-install"}});
             }
             if rng.chance(20) {
                 object["metadata"]["annotations"] = json!({"helm.sh/hook": "pre-install"});
@@ -526,9 +535,11 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
     }
     // The bundled servers: on or off, hostile images and Secret names; their limits stay
     // the declared budgets, whatever else changes.
+    let mut postgres_bundled = false;
     if rng.chance(40) {
         let mut bundled = Map::new();
         let postgres_on = rng.chance(50);
+        postgres_bundled = postgres_on;
         bundled.insert(
             "postgres".into(),
             json!({"enabled": postgres_on, "image": {"repository": hostile(rng), "tag": hostile(rng)}, "database": *rng.pick(&["app", "gw_db"]), "username": *rng.pick(&["app", "_svc"]), "storage": *rng.pick(&["1Gi", "500Mi", "2"])}),
@@ -580,7 +591,8 @@ fn random_values(rng: &mut Rng, spec: &Spec) -> Value {
         }
     }
     root.insert("features".into(), Value::Object(features));
-    if rng.chance(40) {
+    // A million connections is more than a bundled PostgreSQL runs (a guard says so).
+    if rng.chance(40) && !postgres_bundled {
         let retiring = upto(rng, &base["dependencyCapacity"]["retiringGenerations"]);
         let reserve = upto(rng, &base["dependencyCapacity"]["postgres"]["reserve"]);
         root.insert(

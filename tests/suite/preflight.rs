@@ -32,44 +32,57 @@ struct BundledArgs {
     redis: BTreeMap<String, Vec<String>>,
 }
 
-// ---- THE ONE PLACE TO SWITCH after merging the bundled-servers branch -----------
-//
-// TODO(lead): once the bundled PostgreSQL and Valkey StatefulSets exist (issue #13
-// items 1-2), replace the body with: render `PRESET` (`shipshape render --preset
-// evaluation`, or `shipshape::backends::native::render_manifests`), find the bundled
-// StatefulSets and return their containers' `args` as they are. Until then the args
-// are written here from the preset's `dependencyCapacity`, in the form that branch
-// renders (`-c max_connections=N -c superuser_reserved_connections=M`, and
-// `--maxclients N --maxmemory-policy P`). The tests below then assert the servers'
-// settings against the declared budgets, read separately.
+/// The bundled servers' container args as the chart renders them for `PRESET`: the
+/// preset is rendered natively (the suite proves the native render equals Helm 3's and
+/// 4's), and the bundled StatefulSets are found by their component label. Valkey's
+/// args lose the program name and `--requirepass $(VAR)`: the test server takes its
+/// own password, and every other argument is passed as rendered.
 fn bundled_server_args() -> BundledArgs {
-    let values = preset_values();
-    let pg = &values["dependencyCapacity"]["postgres"];
-    let postgres = vec![
-        "-c".to_string(),
-        format!("max_connections={}", pg["maxConnections"]),
-        "-c".to_string(),
-        format!("superuser_reserved_connections={}", pg["reserve"]),
-    ];
+    use shipshape::backends::native::{render_manifests, Release};
+    let spec =
+        shipshape::spec::load_spec(&std::fs::read_to_string(gateway()).unwrap(), "llm-gateway")
+            .unwrap();
+    let values = shipshape::capacity::fit::preset_values(&spec, Some(PRESET)).unwrap();
+    let docs = shipshape::objects::build_objects(&spec);
+    let text = render_manifests(&spec, &docs, &values, &Release::default()).unwrap();
+    let objects = crate::support::parse_objects(&text);
+    let args_of = |component: &str| -> Vec<String> {
+        let set = objects
+            .iter()
+            .find(|o| {
+                o["kind"] == "StatefulSet"
+                    && o["metadata"]["labels"]["app.kubernetes.io/component"] == component
+            })
+            .unwrap_or_else(|| panic!("preset `{PRESET}` renders no StatefulSet `{component}`"));
+        set["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect()
+    };
+    let postgres = args_of("bundled-postgres");
     let redis = values["dependencyCapacity"]["redis"]["servers"]
         .as_object()
         .unwrap()
-        .iter()
-        .map(|(name, server)| {
-            (
-                name.clone(),
-                vec![
-                    "--maxclients".to_string(),
-                    server["maxClients"].to_string(),
-                    "--maxmemory-policy".to_string(),
-                    server["maxmemoryPolicy"].as_str().unwrap().to_string(),
-                ],
-            )
+        .keys()
+        .map(|name| {
+            let rendered = args_of(&format!("bundled-valkey-{name}"));
+            assert_eq!(rendered[0], "valkey-server", "{rendered:?}");
+            let mut args = Vec::new();
+            let mut it = rendered[1..].iter();
+            while let Some(arg) = it.next() {
+                if arg == "--requirepass" {
+                    it.next();
+                } else {
+                    args.push(arg.clone());
+                }
+            }
+            (name.clone(), args)
         })
         .collect();
     BundledArgs { postgres, redis }
 }
-// ---------------------------------------------------------------------------------
 
 /// The `-c name=value` settings of a PostgreSQL container's args (other args skipped).
 fn postgres_settings(args: &[String]) -> BTreeMap<String, String> {
