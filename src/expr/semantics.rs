@@ -114,4 +114,43 @@ mod tests {
             json!({"b": false, "n": 0, "s": "", "l": [], "m": {"x": false, "y": 1, "z": null}, "k": "scalar", "e": {"w": 1}, "new": false})
         );
     }
+
+    /// Go's truth for every kind of value, Sprig's `empty` its negation.
+    #[test]
+    fn truth_and_emptiness_follow_go() {
+        for falsy in [
+            json!(null),
+            json!(false),
+            json!(0),
+            json!(0.0),
+            json!(""),
+            json!([]),
+            json!({}),
+        ] {
+            assert!(!truthy(&falsy), "{falsy}");
+            assert!(sprig_empty(&falsy), "{falsy}");
+        }
+        for true_ in [
+            json!(true),
+            json!(-1),
+            json!(0.5),
+            json!("0"),
+            json!([0]),
+            json!({"a": null}),
+        ] {
+            assert!(truthy(&true_), "{true_}");
+            assert!(!sprig_empty(&true_), "{true_}");
+        }
+    }
+
+    /// Sprig's `int` on every kind: `true` is 1, floats truncate, strings parse.
+    #[test]
+    fn sprig_int_reads_booleans_floats_and_strings() {
+        assert_eq!(sprig_int(&json!(true)), 1);
+        assert_eq!(sprig_int(&json!(false)), 0);
+        assert_eq!(sprig_int(&json!(2.9)), 2);
+        assert_eq!(sprig_int(&json!(" 42 ")), 42);
+        assert_eq!(sprig_int(&json!("x")), 0);
+        assert_eq!(sprig_int(&json!([1])), 0);
+    }
 }
