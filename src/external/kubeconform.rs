@@ -675,7 +675,7 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
-    /// The recordings; `shared/` sits beside the crate (`/work/main` -> `/work/shared`).
+    /// The recordings; `shared/` sits beside the crate (`<repo>/../shared`).
     fn fixtures_dir() -> PathBuf {
         PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
