@@ -104,7 +104,13 @@ fn pods(path: &ValuePath, class: WorkloadClass) -> (Expr, Expr) {
             Box::new(pods),
         );
     }
-    let autoscaled = match scalers {
+    (autoscaler_on(path, class), pods)
+}
+
+/// Whether one of the class's autoscalers is on (false for a class without one): the
+/// formula's branch, and the Deployment's choice to leave `replicas` to it.
+pub fn autoscaler_on(path: &ValuePath, class: WorkloadClass) -> Expr {
+    match class.autoscalers() {
         [] => lit(false),
         [one] => val(&path.child(one).child("enabled")),
         several => Expr::Or(
@@ -113,8 +119,7 @@ fn pods(path: &ValuePath, class: WorkloadClass) -> (Expr, Expr) {
                 .map(|key| val(&path.child(key).child("enabled")))
                 .collect(),
         ),
-    };
-    (autoscaled, pods)
+    }
 }
 
 /// The context the formula is evaluated in: the values (no release is needed).

@@ -298,21 +298,7 @@ pub fn image() -> Expr {
 
 /// Whether an autoscaler owns the workload's replica count.
 pub fn autoscaled(w: &Workload<'_>) -> Expr {
-    autoscaler_on(&w.path(), w.class)
-}
-
-/// Whether one of the class's autoscalers is on (false for a class without one).
-fn autoscaler_on(path: &ValuePath, class: WorkloadClass) -> Expr {
-    match class.autoscalers() {
-        [] => lit(false),
-        [one] => val(&path.child(one).child("enabled")),
-        several => Expr::Or(
-            several
-                .iter()
-                .map(|key| val(&path.child(key).child("enabled")))
-                .collect(),
-        ),
-    }
+    crate::capacity::inputs::autoscaler_on(&w.path(), w.class)
 }
 
 /// The slow scale-in policy both autoscalers share.
