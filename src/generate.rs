@@ -6,10 +6,10 @@
 use crate::backends::helm::{build_chart, pretty_json, ChartInputs, TemplateError};
 use crate::backends::native::{render_manifests, Release};
 use crate::capacity::breakdown::{preset_budget_uses, BudgetUse};
-use crate::capacity::fit::presets;
 use crate::capacity::svg::{capacity_svg, figure_title};
 use crate::capacity::{capacity_report, format_table};
-use crate::contract::schema::values_schema;
+use crate::contract::schema::values_schema_of;
+use crate::contract::Contract;
 use crate::expr::EvalError;
 use crate::guards::{check_guards, Finding, Severity};
 use crate::objects::build_objects;
@@ -197,14 +197,16 @@ pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
 pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     let docs = build_objects(spec);
     let defaults = default_values(spec);
-    let schema = values_schema(spec);
-    let presets = presets(spec);
+    let contract = Contract::of(spec);
+    let schema = values_schema_of(spec, &contract.rules);
+    let presets = &contract.presets;
     let chart = build_chart(&ChartInputs {
         spec,
         docs: &docs,
         default_values: &defaults,
         values_schema: &schema,
-        presets: &presets,
+        presets,
+        contract: &contract,
     })?;
     let mut out = OutputFiles::new();
     out.insert(OUTPUT_MARKER.to_string(), output_marker(spec));
@@ -221,7 +223,7 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     names.extend(presets.keys().map(|k| Some(k.as_str())));
     for name in names {
         let label = name.unwrap_or(DEFAULT_PRESET);
-        let values = resolve_preset(spec, &presets, name)?;
+        let values = resolve_preset(spec, presets, name)?;
         let guard_findings = check_guards(spec, &values);
         let mut preset_findings = Vec::new();
         let schema_ok = if let Err(ValuesError::Schema { violations, .. }) =

@@ -2,6 +2,7 @@
 //! that draft-07 can say, over the whole values tree (workload flags, shared stores,
 //! the job partition, the structure the spec fixes).
 
+use crate::contract::plans::PlanContract;
 use crate::contract::schema::plan_contracts;
 use crate::spec::{Spec, WorkloadClass};
 use serde_json::{json, Map, Value};
@@ -52,6 +53,11 @@ fn regex_escape(text: &str) -> String {
 /// `postgres.pooler-mode` where
 /// draft-07 can say them.
 pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
+    root_rules_of(spec, &plan_contracts(spec))
+}
+
+/// [`root_rules`] from the plans already computed.
+pub fn root_rules_of(spec: &Spec, plans: &[PlanContract]) -> Vec<RootRule> {
     let mut rules = Vec::new();
     let fatal: Vec<&String> = spec
         .stores
@@ -250,7 +256,7 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
             "then": {"properties": {"postgresPooler": {"properties": {"poolMode": {"const": "session"}}}}}
         }),
     });
-    rules.extend(contract_rules(spec));
+    rules.extend(contract_rules(spec, plans));
     rules
 }
 
@@ -362,12 +368,11 @@ fn on_workload(name: &str, schema: Value) -> Value {
 
 /// The install-time rules added for invariant 7: the capacity plans, the structure
 /// values that must not change, and the cross-field rules draft-07 can say.
-fn contract_rules(spec: &Spec) -> Vec<RootRule> {
+fn contract_rules(spec: &Spec, plans: &[PlanContract]) -> Vec<RootRule> {
     let mut rules = Vec::new();
-    let plans = plan_contracts(spec);
 
     // One `if`/`then` per checked plan.
-    for plan in &plans {
+    for plan in plans {
         let name = &plan.name;
         rules.push(rule(
             "capacity.plan",
@@ -384,7 +389,7 @@ fn contract_rules(spec: &Spec) -> Vec<RootRule> {
     // `max_connections` (the plan bounds the reserve, so one more than that bound) and
     // within its backend limit; Valkey's client limit set and kept, a policy it knows.
     let bundled_pg = json!({"required": ["bundled"], "properties": {"bundled": {"required": ["postgres"], "properties": {"postgres": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}}});
-    for plan in &plans {
+    for plan in plans {
         let reserve = plan
             .bounds
             .iter()
@@ -436,7 +441,7 @@ fn contract_rules(spec: &Spec) -> Vec<RootRule> {
     }
 
     // minReplicas <= maxReplicas, enumerated over the largest maxReplicas a plan allows.
-    let largest = crate::contract::plans::largest_max_replicas(&plans);
+    let largest = crate::contract::plans::largest_max_replicas(plans);
     for (name, workload) in spec.workloads.all() {
         for &key in workload.class().autoscalers() {
             let description = format!("autoscaling.one-autoscaler: `workloads.{name}.{key}.minReplicas` must not exceed `maxReplicas`");
@@ -478,7 +483,7 @@ fn contract_rules(spec: &Spec) -> Vec<RootRule> {
             }}}})),
         ));
         if class.can_serve() {
-            let largest = crate::contract::plans::largest_pod_count(&plans);
+            let largest = crate::contract::plans::largest_pod_count(plans);
             rules.extend(serving_rules(name, class, largest));
         }
     }

@@ -2,7 +2,7 @@
 //! (`shipshape schema`, committed as `schemas/shipshape.schema.json`) and the chart's
 //! `values.schema.json` (draft-07, self-contained: local `$ref`s only).
 
-use crate::contract::rules::root_rules;
+use crate::contract::rules::{root_rules, RootRule};
 use crate::model::{
     ApiValues, ConfigFileValues, DependencyCapacity, ImageValues, JobsValues, LocalObjectReference,
     ManagedEnv, MigrateValues, PoolValues, PostgresPooler, Scheduling, ServiceAccountValues,
@@ -27,6 +27,11 @@ pub fn spec_schema() -> Value {
 /// The chart's `values.schema.json`: the values model's types, with one property per
 /// workload of the spec holding that workload's class schema.
 pub fn values_schema(spec: &Spec) -> Value {
+    values_schema_of(spec, &root_rules(spec))
+}
+
+/// [`values_schema`] with the root rules already computed ([`crate::contract::Contract`]).
+pub fn values_schema_of(spec: &Spec, root_rules: &[RootRule]) -> Value {
     let mut gen = generator();
     let mut workloads = Map::new();
     for (name, workload) in spec.workloads.all() {
@@ -162,7 +167,7 @@ pub fn values_schema(spec: &Spec) -> Value {
     });
     tidy(&mut root);
     require_non_nullable(&mut root);
-    let rules: Vec<Value> = root_rules(spec).into_iter().map(|r| r.schema).collect();
+    let rules: Vec<Value> = root_rules.iter().map(|r| r.schema.clone()).collect();
     if let Value::Object(m) = &mut root {
         if !rules.is_empty() {
             m.insert("allOf".into(), Value::Array(rules));
@@ -208,12 +213,19 @@ pub fn plan_names(spec: &Spec) -> Vec<String> {
 
 /// The contract of every plan: the defaults and each preset, resolved.
 pub fn plan_contracts(spec: &Spec) -> Vec<crate::contract::plans::PlanContract> {
-    let presets = crate::capacity::fit::presets(spec);
+    plan_contracts_of(spec, &crate::capacity::fit::presets(spec))
+}
+
+/// The contract of every plan, from the spec's fitted presets.
+pub fn plan_contracts_of(
+    spec: &Spec,
+    presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
+) -> Vec<crate::contract::plans::PlanContract> {
     plan_names(spec)
         .iter()
         .map(|name| {
             let preset = (name != crate::values::presets::DEFAULT_PRESET).then_some(name.as_str());
-            let values = crate::values::presets::resolve_preset(spec, &presets, preset)
+            let values = crate::values::presets::resolve_preset(spec, presets, preset)
                 .unwrap_or(Value::Null);
             crate::contract::plans::plan_contract(spec, name, &values)
         })
@@ -277,6 +289,14 @@ fn secrets_schema(spec: &Spec) -> Value {
 
 /// Every install-time rule of the chart: `(values path, rule id, what it refuses)`.
 pub fn install_time_rules(spec: &Spec) -> Vec<(String, &'static str, String)> {
+    install_time_rules_of(spec, &root_rules(spec))
+}
+
+/// [`install_time_rules`] with the root rules already computed.
+pub fn install_time_rules_of(
+    spec: &Spec,
+    root_rules: &[RootRule],
+) -> Vec<(String, &'static str, String)> {
     let mut out = Vec::new();
     for (name, workload) in spec.workloads.all() {
         if workload.class() == WorkloadClass::Api {
@@ -289,13 +309,13 @@ pub fn install_time_rules(spec: &Spec) -> Vec<(String, &'static str, String)> {
             }));
         }
     }
-    out.extend(root_rules(spec).into_iter().map(|r| {
+    out.extend(root_rules.iter().map(|r| {
         let text = r
             .description
             .strip_prefix(&format!("{}: ", r.rule))
             .unwrap_or(&r.description)
             .to_string();
-        (r.path, r.rule, text)
+        (r.path.clone(), r.rule, text)
     }));
     out
 }
