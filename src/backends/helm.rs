@@ -58,7 +58,7 @@ pub fn build_chart(inputs: &ChartInputs<'_>) -> Result<ChartFiles, TemplateError
     );
     files.insert(
         "values.schema.json".into(),
-        pretty_json(inputs.values_schema),
+        crate::backends::schema_json::schema_json(inputs.values_schema),
     );
     for (name, preset) in inputs.presets {
         files.insert(

@@ -4,6 +4,7 @@
 //! - [`helm`]: the Helm chart: templates, `Chart.yaml`, README, NOTES.
 //! - [`native`]: shipshape's own render of the same templates.
 //! - [`limits`]: Kubernetes' size limits on a rendered object.
+//! - [`schema_json`]: the text of `values.schema.json`, one entry per line.
 //! - [`values_yaml`]: the commented `values.yaml`.
 //! - [`wrap`]: long template actions broken across lines.
 
@@ -11,5 +12,6 @@ pub mod emit;
 pub mod helm;
 pub mod limits;
 pub mod native;
+pub mod schema_json;
 pub mod values_yaml;
 pub mod wrap;
