@@ -18,16 +18,32 @@ enum Term {
 }
 
 impl Term {
-    fn flat(&self) -> String {
+    /// Appends the term on one line: words separated by one space.
+    fn write_flat(&self, out: &mut String) {
         match self {
-            Term::Word(w) => w.clone(),
-            Term::Call(terms) => format!("({})", flat_terms(terms)),
+            Term::Word(w) => out.push_str(w),
+            Term::Call(terms) => {
+                out.push('(');
+                for (i, t) in terms.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    t.write_flat(out);
+                }
+                out.push(')');
+            }
         }
     }
-}
 
-fn flat_terms(terms: &[Term]) -> String {
-    terms.iter().map(Term::flat).collect::<Vec<_>>().join(" ")
+    /// The length in bytes of [`Term::write_flat`]'s text, without writing it.
+    fn flat_len(&self) -> usize {
+        match self {
+            Term::Word(w) => w.len(),
+            Term::Call(terms) => {
+                2 + terms.iter().map(Term::flat_len).sum::<usize>() + terms.len().saturating_sub(1)
+            }
+        }
+    }
 }
 
 /// Splits an action's pipeline into terms; `None` if it does not tokenize (then the
@@ -110,19 +126,18 @@ fn layout_terms(terms: &[Term], column: usize, indent: usize, out: &mut String) 
 /// its head (and a first word argument) on the line and puts every further argument
 /// on its own line, two spaces deeper than the line it started on.
 fn layout_term(term: &Term, column: usize, indent: usize, out: &mut String) -> usize {
-    let flat = term.flat();
+    let flat_len = term.flat_len();
     let Term::Call(terms) = term else {
-        out.push_str(&flat);
-        return column + flat.len();
+        term.write_flat(out);
+        return column + flat_len;
     };
-    if column + flat.len() <= TARGET || terms.len() < 2 {
-        out.push_str(&flat);
-        return column + flat.len();
+    if column + flat_len <= TARGET || terms.len() < 2 {
+        term.write_flat(out);
+        return column + flat_len;
     }
     out.push('(');
-    let head = terms[0].flat();
-    out.push_str(&head);
-    let mut col = column + 1 + head.len();
+    terms[0].write_flat(out);
+    let mut col = column + 1 + terms[0].flat_len();
     let mut rest = &terms[1..];
     if let Some(first @ Term::Word(word)) = rest.first() {
         if col + 1 + word.len() <= TARGET {
@@ -245,6 +260,23 @@ fn wrap_action(action: &str, indent: usize, column: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flat_len_is_the_length_of_the_flat_text() {
+        for text in [
+            "a",
+            "(a)",
+            "()",
+            "(a (b c) \"d e\")",
+            "x (y) (z (w v) u) \"é\"",
+        ] {
+            let terms = parse_terms(text).unwrap();
+            let call = Term::Call(terms);
+            let mut flat = String::new();
+            call.write_flat(&mut flat);
+            assert_eq!(call.flat_len(), flat.len(), "{text}: {flat}");
+        }
+    }
 
     #[test]
     fn short_lines_are_left_alone() {
