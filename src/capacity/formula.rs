@@ -53,6 +53,9 @@ pub struct WorkloadExprs {
     pub postgres: Vec<(String, Expr)>,
     /// Redis clients per process, by allocation: `(name, server, size)`.
     pub redis: Vec<(String, String, Expr)>,
+    /// The peak processes as a named template ([`WorkloadExprs::with_named_pods`]),
+    /// used in place of the product [`WorkloadExprs::peak_processes`] builds.
+    named_peak: Option<Expr>,
 }
 
 /// Pods a rolling update adds to `max_pods`: `maxSurge` as a count, or as a percentage
@@ -110,6 +113,7 @@ impl WorkloadExprs {
             processes,
             postgres,
             redis,
+            named_peak: None,
         }
     }
 
@@ -126,6 +130,21 @@ impl WorkloadExprs {
             self.postgres.clone(),
             self.redis.clone(),
         )
+    }
+
+    /// The same workload whose max pods, surge pods and peak processes are the named
+    /// templates `name("maxPods")`, `name("surgePods")` and `name("peakProcesses")`
+    /// (each the decimal text of its integer): the capacity ConfigMap's template
+    /// prints each once and refers to it with `include` wherever the formula uses it,
+    /// instead of repeating it in every total. Go's and Sprig's integer functions read
+    /// the text back as the same integer, so every term evaluates as before.
+    pub fn with_named_pods(&self, name: impl Fn(&str) -> String) -> Self {
+        let named =
+            |term: &str, e: Expr| Expr::Named(name(term), Box::new(Expr::IntString(Box::new(e))));
+        let mut w = self.with_max_pods(named("maxPods", self.max_pods.clone()));
+        w.surge_pods = named("surgePods", w.surge_pods);
+        w.named_peak = Some(named("peakProcesses", w.peak_processes()));
+        w
     }
 
     fn is_hook_job(&self) -> bool {
@@ -153,6 +172,9 @@ impl WorkloadExprs {
     /// `(max pods + surge pods + max pods x retiring generations) x processes per pod`;
     /// for the migrate hook Job `max pods x processes per pod`.
     pub fn peak_processes(&self) -> Expr {
+        if let Some(named) = &self.named_peak {
+            return named.clone();
+        }
         if self.is_hook_job() {
             // The hook Job: its pods, no surge, no retiring generation.
             return Expr::Mul(vec![self.max_pods.clone(), self.processes.clone()]);

@@ -6,7 +6,7 @@ use crate::capacity::formula::retiring_generations;
 use crate::capacity::{capacity_exprs, FORMULA};
 use crate::expr::Expr;
 use crate::manifest;
-use crate::objects::common::{metadata, release_name_with};
+use crate::objects::common::{metadata, release_name_with, template_name};
 use crate::objects::tree::{Document, MapPart, Node};
 use crate::spec::Spec;
 
@@ -15,7 +15,13 @@ fn int(e: Expr) -> Node {
 }
 
 pub fn capacity_config_map(spec: &Spec) -> Document {
-    let capacity = capacity_exprs(spec);
+    let mut capacity = capacity_exprs(spec);
+    // Each workload's max pods and surge pods are written once, as named templates
+    // (`<chart>.capacity.<workload>.maxPods`), not again in every term and total.
+    for w in &mut capacity.workloads {
+        let prefix = template_name(spec, &format!("capacity.{}", w.name));
+        *w = w.with_named_pods(|term| format!("{prefix}.{term}"));
+    }
     let mut data: Vec<MapPart> = manifest!(entries {
         "formula": (FORMULA),
         "retiringGenerations": (int(retiring_generations())),

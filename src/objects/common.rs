@@ -38,6 +38,14 @@ pub fn describe_template(spec: &Spec, template: &str) -> String {
             it contains it (as `helm create` writes it), cut to 63 characters."
             .into(),
         _ => {
+            if let Some(term) = name.strip_prefix("capacity.") {
+                return match term.rsplit_once('.') {
+                    Some((workload, "maxPods")) => format!("The most pods `{workload}` runs, as decimal text: the autoscaler's `maxReplicas` when one is on, else `replicaCount`; 0 when disabled (capacity formula)."),
+                    Some((workload, "peakProcesses")) => format!("The processes `{workload}` runs at the peak of a rollout, as decimal text: (most pods + surge pods + most pods x retiring generations) x processes per pod (capacity formula)."),
+                    Some((workload, "surgePods")) => format!("The pods a rolling update of `{workload}` adds to its most pods, as decimal text: `maxSurge` as a count, or as a percentage rounded up (capacity formula)."),
+                    _ => format!("The capacity term {term}."),
+                };
+            }
             if let Some(workload) = name.strip_prefix("selectorLabels.") {
                 return format!(
                     "The labels the pods of `{workload}` are selected by, those of the release it takes over."
