@@ -27,7 +27,7 @@ pub fn entry_notes(spec: &Spec) -> EntryNotes {
             format!("workloads.{name}"),
             format!("Workload `{name}`, class `{class}`:"),
         );
-        let declared = workload.to_values();
+        let declared = workload.allocation_values();
         for dependency in ["postgres", "redis"] {
             let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
                 continue;

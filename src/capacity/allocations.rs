@@ -19,7 +19,7 @@ pub fn stated_allocations(spec: &Spec) -> Vec<(&'static str, String, Value)> {
     else {
         return Vec::new();
     };
-    let declared = workload.to_values();
+    let declared = workload.allocation_values();
     let mut out = Vec::new();
     for dependency in ["postgres", "redis"] {
         if let Some(allocations) = declared.get(dependency).and_then(Value::as_object) {

@@ -27,7 +27,7 @@ pub fn workload_exprs(spec: &Spec) -> Vec<WorkloadExprs> {
         .into_iter()
         .map(|(name, workload)| {
             let class = workload.class();
-            let declared = workload.to_values();
+            let declared = workload.allocation_values();
             let path = ValuePath::new(["workloads", name]);
             let (autoscaled, pods) = pods(&path, class);
             let max_pods = Expr::If(

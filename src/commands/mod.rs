@@ -19,7 +19,8 @@ pub use validate::{validate, ValidateOptions};
 
 use crate::backends::native::{render_manifests, Release};
 use crate::capacity::fit::presets;
-use crate::contract::schema::{spec_schema, values_schema};
+use crate::contract::schema::{spec_schema, values_schema, values_schema_of};
+use crate::contract::Contract;
 use crate::generate::{generate_outputs, GenerateError, OutputFiles};
 use crate::objects::build_objects;
 use crate::spec::{load_spec, Spec, SpecError};
@@ -370,7 +371,21 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
         ),
     };
     let values = resolve_values(spec, overlay, &sources);
-    match check_values_schema(&values, &values_schema(spec), &describe_sources(options)) {
+    let describe = describe_sources(options);
+    let whole_schema = || check_values_schema(&values, &values_schema(spec), &describe);
+    // The schema of the plan the values name decides them as the whole schema does;
+    // values it refuses are checked again with the whole schema, for its words.
+    let plan = values
+        .get(crate::values::presets::PLAN_KEY)
+        .and_then(serde_json::Value::as_str);
+    let checked = match plan.and_then(|p| Contract::for_plan(spec, all, p)) {
+        Some(contract) => {
+            check_values_schema(&values, &values_schema_of(spec, &contract.rules), &describe)
+                .or_else(|_| whole_schema())
+        }
+        None => whole_schema(),
+    };
+    match checked {
         Err(ValuesError::Schema {
             source_name,
             mut violations,

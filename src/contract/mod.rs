@@ -37,4 +37,211 @@ impl Contract {
             rules,
         }
     }
+
+    /// The contract that decides values whose `capacityPlan` is `plan` (`None` when
+    /// the spec has no such plan): that plan's bounds and rules, and the rules that
+    /// compare two fields enumerated over every plan's pod counts, read from each
+    /// plan's capacity report without building its contract. For such values its
+    /// schema accepts exactly what the whole schema accepts, since every other plan's
+    /// rules are `if capacityPlan == <other>`; `render` checks with it and builds the
+    /// whole schema only to word the violations of values it refuses.
+    pub fn for_plan(spec: &Spec, presets: BTreeMap<String, Preset>, plan: &str) -> Option<Self> {
+        let names = schema::plan_names(spec);
+        if !names.iter().any(|n| n == plan) {
+            return None;
+        }
+        let mut pods = plans::PodBounds::default();
+        let mut own = Vec::new();
+        for name in &names {
+            let values = schema::plan_values(spec, &presets, name);
+            if name == plan {
+                let contract = plans::plan_contract(spec, name, &values);
+                pods = pods.max(plans::PodBounds::of(std::slice::from_ref(&contract)));
+                own.push(contract);
+            } else {
+                pods = pods.max(plans::pod_bounds(spec, &values));
+            }
+        }
+        let rules = rules::root_rules_with(spec, &own, pods);
+        Some(Contract {
+            presets,
+            plans: own,
+            rules,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, set};
+    use serde_json::{json, Value};
+
+    const EXAMPLES: [&str; 3] = ["agent-platform", "llm-gateway", "web-shop"];
+
+    /// A plan's values changed at the edges of the rules enumerated over the pod
+    /// bounds (`minReplicas <= maxReplicas`, a PDB's `minAvailable` below the fewest
+    /// pods), on enabled and disabled workloads, below, at and past `largest`.
+    fn probes(spec: &Spec, base: &Value, largest: u64) -> Vec<Value> {
+        let l = largest;
+        let mut out = vec![base.clone()];
+        for (name, workload) in spec.workloads.all() {
+            let w = format!("workloads.{name}");
+            for enabled in [true, false] {
+                for key in workload.class().autoscalers() {
+                    for (min, max) in [
+                        (1, 1),
+                        (2, 1),
+                        (1, 2),
+                        (3, 5),
+                        (5, 3),
+                        (l, l),
+                        (l + 1, l),
+                        (l, l + 1),
+                        (l + 2, l + 1),
+                        (100, 101),
+                        (101, 100),
+                    ] {
+                        let mut v = base.clone();
+                        set(&mut v, &format!("{w}.enabled"), json!(enabled));
+                        set(&mut v, &format!("{w}.{key}.enabled"), json!(true));
+                        set(&mut v, &format!("{w}.{key}.minReplicas"), json!(min));
+                        set(&mut v, &format!("{w}.{key}.maxReplicas"), json!(max));
+                        out.push(v);
+                    }
+                }
+                if base["workloads"][name].get("podDisruptionBudget").is_none() {
+                    continue;
+                }
+                for (replicas, min_available) in [
+                    (1, 0),
+                    (1, 1),
+                    (2, 1),
+                    (2, 2),
+                    (l, l.saturating_sub(1)),
+                    (l, l),
+                    (l + 1, l),
+                    (l + 2, l + 2),
+                ] {
+                    let mut v = base.clone();
+                    set(&mut v, &format!("{w}.enabled"), json!(enabled));
+                    for key in workload.class().autoscalers() {
+                        set(&mut v, &format!("{w}.{key}.enabled"), json!(false));
+                    }
+                    set(&mut v, &format!("{w}.replicaCount"), json!(replicas));
+                    set(
+                        &mut v,
+                        &format!("{w}.podDisruptionBudget"),
+                        json!({"enabled": true, "minAvailable": min_available}),
+                    );
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+
+    /// For values that name a plan, the schema of that plan alone accepts exactly what
+    /// the whole schema accepts.
+    #[test]
+    fn a_plans_own_schema_decides_its_values_as_the_whole_schema_does() {
+        for example_name in EXAMPLES {
+            let spec = example(example_name);
+            let whole = Contract::of(&spec);
+            let largest = plans::PodBounds::of(&whole.plans);
+            let whole_schema = schema::values_schema_of(&spec, &whole.rules);
+            let whole_validator = jsonschema::draft7::new(&whole_schema).unwrap();
+            for plan in schema::plan_names(&spec) {
+                let own = Contract::for_plan(&spec, whole.presets.clone(), &plan).unwrap();
+                assert_eq!(own.plans.len(), 1, "{example_name}: {plan}");
+                assert_eq!(
+                    own.plans[0],
+                    whole.plans.iter().find(|p| p.name == plan).unwrap().clone()
+                );
+                let own_schema = schema::values_schema_of(&spec, &own.rules);
+                assert!(
+                    own_schema.to_string().len() < whole_schema.to_string().len()
+                        || whole.plans.len() == 1
+                );
+                let own_validator = jsonschema::draft7::new(&own_schema).unwrap();
+                let base = schema::plan_values(&spec, &whole.presets, &plan);
+                assert_eq!(base[crate::values::presets::PLAN_KEY], json!(plan));
+                let (mut accepted, mut refused) = (0, 0);
+                for values in probes(&spec, &base, largest.pod_count.max(largest.max_replicas)) {
+                    let verdict = whole_validator.is_valid(&values);
+                    assert_eq!(
+                        own_validator.is_valid(&values),
+                        verdict,
+                        "{example_name}, plan {plan}: {values}"
+                    );
+                    if verdict {
+                        accepted += 1;
+                    } else {
+                        refused += 1;
+                    }
+                }
+                assert!(
+                    accepted > 0 && refused > 0,
+                    "{example_name}, plan {plan}: {accepted} accepted, {refused} refused"
+                );
+            }
+        }
+    }
+
+    /// The pod bounds read from a plan's capacity report are those its contract's
+    /// bounds give.
+    #[test]
+    fn pod_bounds_from_the_report_equal_the_contracts() {
+        for example_name in EXAMPLES {
+            let spec = example(example_name);
+            let presets = crate::capacity::fit::presets(&spec);
+            for plan in schema::plan_names(&spec) {
+                let values = schema::plan_values(&spec, &presets, &plan);
+                let contract = plans::plan_contract(&spec, &plan, &values);
+                assert_eq!(
+                    plans::pod_bounds(&spec, &values),
+                    plans::PodBounds::of(std::slice::from_ref(&contract)),
+                    "{example_name}: {plan}"
+                );
+            }
+            // Values whose capacity does not evaluate bound nothing.
+            assert_eq!(
+                plans::pod_bounds(&spec, &Value::Null),
+                plans::PodBounds::default()
+            );
+        }
+    }
+
+    #[test]
+    fn a_plan_the_spec_does_not_have_has_no_contract_of_its_own() {
+        let spec = example("web-shop");
+        let presets = crate::capacity::fit::presets(&spec);
+        assert!(Contract::for_plan(&spec, presets, "no-such-plan").is_none());
+    }
+
+    #[test]
+    fn pod_bounds_take_the_larger_of_each() {
+        let a = plans::PodBounds {
+            max_replicas: 3,
+            pod_count: 9,
+        };
+        let b = plans::PodBounds {
+            max_replicas: 5,
+            pod_count: 4,
+        };
+        assert_eq!(
+            a.max(b),
+            plans::PodBounds {
+                max_replicas: 5,
+                pod_count: 9
+            }
+        );
+        assert_eq!(
+            b.max(a),
+            plans::PodBounds {
+                max_replicas: 5,
+                pod_count: 9
+            }
+        );
+    }
 }

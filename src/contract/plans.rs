@@ -162,7 +162,7 @@ fn report(spec: &Spec, values: &Value) -> Option<(CapacityReport, bool)> {
 fn non_monotone_flags(spec: &Spec, values: &Value) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (_, workload) in spec.workloads.all() {
-        let declared = workload.to_values();
+        let declared = workload.allocation_values();
         for alloc in declared
             .get("postgres")
             .and_then(Value::as_object)
@@ -413,7 +413,7 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
         }
         c.at_most_plan(values, &["workloads", wname, "processesPerPod"]);
         for dependency in ["postgres", "redis"] {
-            let declared = workload.to_values();
+            let declared = workload.allocation_values();
             let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
                 continue;
             };
@@ -515,17 +515,62 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
     }
 }
 
-/// The largest `maxReplicas` any plan lets an autoscaler have: the range the
-/// `minReplicas <= maxReplicas` rule is enumerated over.
-pub fn largest_max_replicas(plans: &[PlanContract]) -> u64 {
-    largest_bound(plans, &[".maxReplicas"])
+/// The ranges the rules that compare two fields are enumerated over: the largest
+/// pod counts any plan allows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PodBounds {
+    /// The largest `maxReplicas` any plan lets an autoscaler have (the
+    /// `minReplicas <= maxReplicas` rule).
+    pub max_replicas: u64,
+    /// The largest pod count any plan lets a workload have, by `replicaCount` or an
+    /// autoscaler's `maxReplicas` (the PodDisruptionBudget's `minAvailable` rule).
+    pub pod_count: u64,
 }
 
-/// The largest pod count any plan lets a workload have, by `replicaCount` or an
-/// autoscaler's `maxReplicas`: the range the PodDisruptionBudget's `minAvailable` rule
-/// is enumerated over.
-pub fn largest_pod_count(plans: &[PlanContract]) -> u64 {
-    largest_bound(plans, &[".maxReplicas", ".replicaCount"])
+impl PodBounds {
+    /// The largest of the plans' bounds.
+    pub fn of(plans: &[PlanContract]) -> Self {
+        PodBounds {
+            max_replicas: largest_bound(plans, &[".maxReplicas"]),
+            pod_count: largest_bound(plans, &[".maxReplicas", ".replicaCount"]),
+        }
+    }
+
+    /// The larger of each bound.
+    #[must_use]
+    pub fn max(self, other: PodBounds) -> Self {
+        PodBounds {
+            max_replicas: self.max_replicas.max(other.max_replicas),
+            pod_count: self.pod_count.max(other.pod_count),
+        }
+    }
+}
+
+/// `PodBounds::of(&[plan_contract(spec, name, values)])` without building the
+/// contract: only the capacity report the bounds come from. `render` uses it for the
+/// plans its values do not name.
+pub fn pod_bounds(spec: &Spec, values: &Value) -> PodBounds {
+    let mut bounds = PodBounds::default();
+    let Some((plan_report, _)) = report(spec, values) else {
+        return bounds;
+    };
+    for (wname, workload) in spec.workloads.all() {
+        let class = workload.class();
+        let bounded = !class.autoscalers().is_empty() || class == WorkloadClass::Jobs;
+        if !bounded || !flag(values, &["workloads", wname, "enabled"]) {
+            continue;
+        }
+        let Some(row) = plan_report.workloads.iter().find(|r| r.name == wname) else {
+            continue;
+        };
+        // As `largest_bound` reads it back from the bound's `at_most`.
+        let pods = (row.max_pods as f64 as u64).min(INT_MAX);
+        bounds.pod_count = bounds.pod_count.max(pods);
+        if !class.autoscalers().is_empty() {
+            bounds.max_replicas = bounds.max_replicas.max(pods);
+        }
+    }
+    bounds
 }
 
 fn largest_bound(plans: &[PlanContract], suffixes: &[&str]) -> u64 {

@@ -2,7 +2,7 @@
 //! that draft-07 can say, over the whole values tree (workload flags, shared stores,
 //! the job partition, the structure the spec fixes).
 
-use crate::contract::plans::PlanContract;
+use crate::contract::plans::{PlanContract, PodBounds};
 use crate::contract::schema::plan_contracts;
 use crate::spec::{Spec, WorkloadClass};
 use serde_json::{json, Map, Value};
@@ -58,6 +58,12 @@ pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
 
 /// [`root_rules`] from the plans already computed.
 pub fn root_rules_of(spec: &Spec, plans: &[PlanContract]) -> Vec<RootRule> {
+    root_rules_with(spec, plans, PodBounds::of(plans))
+}
+
+/// [`root_rules`] with one `capacity.plan` rule per plan of `plans`, and the rules
+/// that compare two fields enumerated over `pods`.
+pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> Vec<RootRule> {
     let mut rules = Vec::new();
     let fatal: Vec<&String> = spec
         .stores
@@ -256,7 +262,7 @@ pub fn root_rules_of(spec: &Spec, plans: &[PlanContract]) -> Vec<RootRule> {
             "then": {"properties": {"postgresPooler": {"properties": {"poolMode": {"const": "session"}}}}}
         }),
     });
-    rules.extend(contract_rules(spec, plans));
+    rules.extend(contract_rules(spec, plans, pods));
     rules
 }
 
@@ -368,7 +374,7 @@ fn on_workload(name: &str, schema: Value) -> Value {
 
 /// The install-time rules added for invariant 7: the capacity plans, the structure
 /// values that must not change, and the cross-field rules draft-07 can say.
-fn contract_rules(spec: &Spec, plans: &[PlanContract]) -> Vec<RootRule> {
+fn contract_rules(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> Vec<RootRule> {
     let mut rules = Vec::new();
 
     // One `if`/`then` per checked plan.
@@ -441,7 +447,7 @@ fn contract_rules(spec: &Spec, plans: &[PlanContract]) -> Vec<RootRule> {
     }
 
     // minReplicas <= maxReplicas, enumerated over the largest maxReplicas a plan allows.
-    let largest = crate::contract::plans::largest_max_replicas(plans);
+    let largest = pods.max_replicas;
     for (name, workload) in spec.workloads.all() {
         for &key in workload.class().autoscalers() {
             let description = format!("autoscaling.one-autoscaler: `workloads.{name}.{key}.minReplicas` must not exceed `maxReplicas`");
@@ -483,7 +489,7 @@ fn contract_rules(spec: &Spec, plans: &[PlanContract]) -> Vec<RootRule> {
             }}}})),
         ));
         if class.can_serve() {
-            let largest = crate::contract::plans::largest_pod_count(plans);
+            let largest = pods.pod_count;
             rules.extend(serving_rules(name, class, largest));
         }
     }

@@ -224,12 +224,20 @@ pub fn plan_contracts_of(
     plan_names(spec)
         .iter()
         .map(|name| {
-            let preset = (name != crate::values::presets::DEFAULT_PRESET).then_some(name.as_str());
-            let values = crate::values::presets::resolve_preset(spec, presets, preset)
-                .unwrap_or(Value::Null);
-            crate::contract::plans::plan_contract(spec, name, &values)
+            crate::contract::plans::plan_contract(spec, name, &plan_values(spec, presets, name))
         })
         .collect()
+}
+
+/// The resolved values a plan was checked with: the defaults, or a preset over them
+/// (`null` when they do not resolve).
+pub fn plan_values(
+    spec: &Spec,
+    presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
+    plan: &str,
+) -> Value {
+    let preset = (plan != crate::values::presets::DEFAULT_PRESET).then_some(plan);
+    crate::values::presets::resolve_preset(spec, presets, preset).unwrap_or(Value::Null)
 }
 
 /// A guard that draft-07 can say too, so Helm itself refuses `--set` values that

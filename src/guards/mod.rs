@@ -41,4 +41,4 @@ pub use registry::{check_guards, readme_rule_list, Rule, RULES};
 pub use typed_values::workload_values;
 
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;

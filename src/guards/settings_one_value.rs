@@ -37,7 +37,7 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
             if other == from {
                 continue;
             }
-            let declared = workload.to_values();
+            let declared = workload.allocation_values();
             let Some(declared) = declared.get(dependency).and_then(|d| d.get(&alloc)) else {
                 continue;
             };

@@ -40,7 +40,7 @@ pub(super) fn check_bundled(spec: &Spec, file: &str) -> Result<(), SpecError> {
         }
     }
     for (name, workload) in spec.workloads.all() {
-        let values = workload.to_values();
+        let values = workload.allocation_values();
         let postgres = values.get("postgres").and_then(Value::as_object);
         for (alloc, a) in postgres.into_iter().flatten() {
             let feature = a.get("feature").and_then(Value::as_str).unwrap_or("");

@@ -229,6 +229,20 @@ impl WorkloadRef<'_> {
         }
     }
 
+    /// The workload's declared allocations as JSON: `{"postgres": {...}, "redis":
+    /// {...}}`, what those two keys of [`WorkloadRef::to_values`] hold, without
+    /// serializing the rest of the workload (its env, probes, config, ...).
+    pub fn allocation_values(&self) -> Value {
+        let (postgres, redis) = match self {
+            WorkloadRef::Api(w) => (&w.postgres, &w.redis),
+            WorkloadRef::Jobs(w) => (&w.postgres, &w.redis),
+            WorkloadRef::Pool(w) => (&w.postgres, &w.redis),
+            WorkloadRef::Worker(w) => (&w.postgres, &w.redis),
+            WorkloadRef::Migrate(w) => (&w.postgres, &w.redis),
+        };
+        serde_json::json!({"postgres": postgres, "redis": redis})
+    }
+
     /// The workload's default values as JSON.
     pub fn to_values(&self) -> Value {
         let v = match self {
@@ -783,4 +797,27 @@ fn is_semver(v: &str) -> bool {
         && v[core.len()..]
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::guards::testing::example;
+
+    /// `allocation_values` holds what `to_values` holds under `postgres` and `redis`.
+    #[test]
+    fn allocation_values_are_the_allocations_of_the_declared_values() {
+        let mut allocations = 0;
+        for name in ["agent-platform", "llm-gateway", "web-shop"] {
+            let spec = example(name);
+            for (workload, w) in spec.workloads.all() {
+                let (declared, only) = (w.to_values(), w.allocation_values());
+                assert_eq!(only.as_object().unwrap().len(), 2, "{name}.{workload}");
+                for dependency in ["postgres", "redis"] {
+                    assert_eq!(only[dependency], declared[dependency], "{name}.{workload}");
+                    allocations += only[dependency].as_object().unwrap().len();
+                }
+            }
+        }
+        assert!(allocations > 10, "{allocations}");
+    }
 }
