@@ -229,8 +229,7 @@ impl WorkloadRef<'_> {
         }
     }
 
-    /// The workload's declared allocations as JSON: `{"postgres": {...}, "redis":
-    /// {...}}`, what those two keys of [`WorkloadRef::to_values`] hold, without
+    /// What the `postgres` and `redis` keys of [`WorkloadRef::to_values`] hold, without
     /// serializing the rest of the workload (its env, probes, config, ...).
     pub fn allocation_values(&self) -> Value {
         let (postgres, redis) = match self {
@@ -801,7 +800,13 @@ fn is_semver(v: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::guards::testing::example;
+    fn example(name: &str) -> super::Spec {
+        let path = format!(
+            "{}/examples/{name}/shipshape.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        super::load_spec(&std::fs::read_to_string(&path).unwrap(), &path).unwrap()
+    }
 
     /// `allocation_values` holds what `to_values` holds under `postgres` and `redis`.
     #[test]
