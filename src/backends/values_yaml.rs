@@ -283,22 +283,36 @@ pub fn values_yaml(values: &Value, schema: &Value, notes: &EntryNotes, header: &
     out
 }
 
-/// The README's values table: path, default and description of every value.
+/// The README's values table: path, default and description of every value. A
+/// workload's field (`workloads.<name>.<field>`) is described at the first workload
+/// with that field and description only: a chart of hundreds of workloads would
+/// otherwise repeat each class's descriptions hundreds of times, past Helm's 5 MiB
+/// file limit.
 pub fn values_table(values: &Value, schema: &Value, notes: &EntryNotes) -> String {
     let mut rows = Vec::new();
     walk(notes, schema, schema, values, "", 0, &mut rows);
     let mut out = String::from("| Key | Default | Description |\n|---|---|---|\n");
+    let mut described: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
     for (i, row) in rows.iter().enumerate() {
         let expanded = rows.get(i + 1).is_some_and(|next| next.depth > row.depth);
         if expanded {
             continue;
         }
         let default = plain_json(row.value).replace('|', "\\|");
-        out.push_str(&format!(
-            "| `{}` | `{}` | {} |\n",
-            row.path,
-            default,
+        let field = row
+            .path
+            .strip_prefix("workloads.")
+            .and_then(|rest| rest.split_once('.'))
+            .map(|(_, field)| field);
+        let repeated = field.is_some_and(|f| !described.insert((f, row.description.as_str())));
+        let description = if repeated {
+            String::new()
+        } else {
             row.description.replace('|', "\\|").replace('\n', " ")
+        };
+        out.push_str(&format!(
+            "| `{}` | `{default}` | {description} |\n",
+            row.path
         ));
     }
     out

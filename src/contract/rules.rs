@@ -7,6 +7,50 @@ use crate::contract::schema::plan_contracts;
 use crate::spec::{Spec, WorkloadClass};
 use serde_json::{json, Map, Value};
 
+/// The definition of `values.schema.json` a workload's values that relax nothing of
+/// Pod Security "restricted" match (`security.restricted`).
+pub const RESTRICTED_POD: &str = "PodSecurityRestricted";
+
+/// The definition of `values.schema.json` that every shared store whose loss is fatal
+/// is on Redis (`replicas.shared-stores`).
+pub const SHARED_STORES_ON_REDIS: &str = "SharedStoresOnRedis";
+
+/// The definitions the root rules refer to, shared by every workload's rule instead
+/// of repeated in each (they go into `values.schema.json`'s `definitions`).
+pub fn rule_definitions(spec: &Spec) -> Map<String, Value> {
+    let mut definitions = Map::new();
+    definitions.insert(
+        RESTRICTED_POD.into(),
+        crate::guards::security_restricted::workload_schema(&[]),
+    );
+    let stores: Map<String, Value> = fatal_shared_stores(spec)
+        .iter()
+        .map(|s| {
+            (
+                s.to_string(),
+                json!({"properties": {"backend": {"const": "redis"}}}),
+            )
+        })
+        .collect();
+    if !stores.is_empty() {
+        definitions.insert(
+            SHARED_STORES_ON_REDIS.into(),
+            json!({"properties": {"stores": {"properties": stores}}}),
+        );
+    }
+    definitions
+}
+
+/// The shared stores whose loss is fatal: each must be on Redis before a workload
+/// runs a second pod.
+fn fatal_shared_stores(spec: &Spec) -> Vec<&String> {
+    spec.stores
+        .iter()
+        .filter(|(_, s)| s.class == crate::model::StoreClass::Shared && s.fatal)
+        .map(|(n, _)| n)
+        .collect()
+}
+
 /// A rule on the whole values tree, generated for the spec's workloads and stores.
 pub struct RootRule {
     /// The guard's rule id.
@@ -65,12 +109,7 @@ pub fn root_rules_of(spec: &Spec, plans: &[PlanContract]) -> Vec<RootRule> {
 /// that compare two fields enumerated over `pods`.
 pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> Vec<RootRule> {
     let mut rules = Vec::new();
-    let fatal: Vec<&String> = spec
-        .stores
-        .iter()
-        .filter(|(_, s)| s.class == crate::model::StoreClass::Shared && s.fatal)
-        .map(|(n, _)| n)
-        .collect();
+    let fatal = fatal_shared_stores(spec);
     for (name, workload) in spec.workloads.all() {
         let class = workload.class();
         if class == WorkloadClass::Migrate {
@@ -83,15 +122,6 @@ pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> 
             multi.push(json!({"required": [key], "properties": {key: {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}));
         }
         if !fatal.is_empty() {
-            let stores: Map<String, Value> = fatal
-                .iter()
-                .map(|s| {
-                    (
-                        s.to_string(),
-                        json!({"properties": {"backend": {"const": "redis"}}}),
-                    )
-                })
-                .collect();
             let description = format!(
                 "replicas.shared-stores: `workloads.{name}` can run more than one pod (replicaCount >= 2{}), so every shared store must be `redis`",
                 if class.autoscalers().is_empty() { "" } else { " or an autoscaler on" }
@@ -105,7 +135,7 @@ pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> 
                     "if": {"required": ["workloads"], "properties": {"workloads": {"required": [name], "properties": {name: {
                         "required": ["enabled"], "properties": {"enabled": {"const": true}}, "anyOf": multi
                     }}}}},
-                    "then": {"properties": {"stores": {"properties": stores}}}
+                    "then": {"$ref": format!("#/definitions/{SHARED_STORES_ON_REDIS}")}
                 }),
             });
         }
@@ -174,16 +204,18 @@ pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> 
         arg_names.sort();
         arg_names.dedup();
         let pattern = managed_args_pattern(&arg_names);
-        let no_workers =
-            json!({"description": description, "not": {"type": "string", "pattern": pattern}});
+        let no_workers = json!({"not": {"type": "string", "pattern": pattern}});
         rules.push(RootRule {
             rule: "env.managed",
             path: format!("workloads.{name}.args"),
             description: description.clone(),
-            schema: json!({"properties": {"workloads": {"properties": {name: {"properties": {
-                "args": {"items": no_workers.clone()},
-                "command": {"items": no_workers}
-            }}}}}}),
+            schema: json!({"properties": {"workloads": {"properties": {name: {
+                "description": description,
+                "properties": {
+                    "args": {"items": no_workers.clone()},
+                    "command": {"items": no_workers}
+                }
+            }}}}}),
         });
     }
     for (name, _) in spec.workloads.all() {
@@ -191,7 +223,12 @@ pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> 
         let relaxed = relaxed(spec, name);
         let reason = spec.security.relax.get(name).map(|r| r.reason.as_str());
         let description = description(name, &relaxed, reason);
-        let mut schema = workload_schema(&relaxed);
+        // Most workloads relax nothing: they share one definition.
+        let mut schema = if relaxed.is_empty() {
+            json!({"allOf": [{"$ref": format!("#/definitions/{RESTRICTED_POD}")}]})
+        } else {
+            workload_schema(&relaxed)
+        };
         schema["description"] = Value::String(description.clone());
         rules.push(RootRule {
             rule: "security.restricted",
@@ -322,27 +359,34 @@ fn serving_rules(name: &str, class: WorkloadClass, largest: u64) -> Vec<RootRule
         fewest.push((json!({"properties": props}), format!("{key}.minReplicas")));
     }
     let description = format!("rollout.drain: an enabled `workloads.{name}.podDisruptionBudget.minAvailable` stays below the workload's fewest pods (`replicaCount`, or the autoscaler's `minReplicas`), or it blocks every node drain");
+    // One member per way the fewest pods are counted, with the PDB on; inside it, one
+    // `if count <= k then minAvailable <= k - 1` per k.
     let mut members = Vec::new();
     for (mode, count) in &fewest {
         let (parent, leaf) = match count.split_once('.') {
             Some((p, l)) => (Some(p), l),
             None => (None, count.as_str()),
         };
-        for k in 0..=largest {
-            let at_most = json!({"properties": {leaf: {"maximum": k}}});
-            let count_at_most = match parent {
-                Some(p) => json!({"properties": {p: at_most}}),
-                None => at_most,
-            };
-            members.push(json!({
-                "if": {"allOf": [
-                    mode,
-                    count_at_most,
-                    {"properties": {"podDisruptionBudget": {"properties": {"enabled": {"const": true}}}}}
-                ]},
-                "then": {"properties": {"podDisruptionBudget": {"properties": {"minAvailable": {"maximum": k.saturating_sub(1)}}}}}
-            }));
-        }
+        let steps: Vec<Value> = (0..=largest)
+            .map(|k| {
+                let at_most = json!({"properties": {leaf: {"maximum": k}}});
+                let count_at_most = match parent {
+                    Some(p) => json!({"properties": {p: at_most}}),
+                    None => at_most,
+                };
+                json!({
+                    "if": count_at_most,
+                    "then": {"properties": {"podDisruptionBudget": {"properties": {"minAvailable": {"maximum": k.saturating_sub(1)}}}}}
+                })
+            })
+            .collect();
+        members.push(json!({
+            "if": {"allOf": [
+                mode,
+                {"properties": {"podDisruptionBudget": {"properties": {"enabled": {"const": true}}}}}
+            ]},
+            "then": {"allOf": steps}
+        }));
     }
     rules.push(rule(
         "rollout.drain",
@@ -454,9 +498,8 @@ fn contract_rules(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> Vec<R
             let members: Vec<Value> = (1..=largest)
                 .map(|k| {
                     json!({
-                        "description": description,
-                        "if": {"properties": {key: {"properties": {"enabled": {"const": true}, "maxReplicas": {"maximum": k}}}}},
-                        "then": {"properties": {key: {"properties": {"minReplicas": {"maximum": k}}}}}
+                        "if": {"properties": {"maxReplicas": {"maximum": k}}},
+                        "then": {"properties": {"minReplicas": {"maximum": k}}}
                     })
                 })
                 .collect();
@@ -465,7 +508,13 @@ fn contract_rules(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> Vec<R
                     "autoscaling.one-autoscaler",
                     &format!("workloads.{name}.{key}"),
                     description.clone(),
-                    on_workload(name, json!({"allOf": members})),
+                    on_workload(
+                        name,
+                        json!({"properties": {key: {
+                            "if": {"properties": {"enabled": {"const": true}}},
+                            "then": {"allOf": members}
+                        }}}),
+                    ),
                 ));
             }
         }

@@ -155,7 +155,8 @@ pub fn values_schema_of(spec: &Spec, root_rules: &[RootRule]) -> Value {
             p.remove("startupSettings");
         }
     }
-    let definitions = gen.take_definitions(true);
+    let mut definitions = gen.take_definitions(true);
+    definitions.extend(crate::contract::rules::rule_definitions(spec));
     let mut root = json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": format!("Values of the {} chart", spec.chart.name),

@@ -501,7 +501,11 @@ impl<'s> ValuesSchema<'s> {
             }
             violations.push(SchemaViolation {
                 path,
-                message: violation_message(self.schema, e.schema_path().as_str(), &e.to_string()),
+                message: violation_message(
+                    self.schema,
+                    e.evaluation_path().as_str(),
+                    &e.to_string(),
+                ),
                 ..Default::default()
             });
         }
@@ -566,13 +570,18 @@ fn is_rule_description(d: &str) -> bool {
     })
 }
 
-/// The schema node at a JSON pointer such as `/properties/a/allOf/1`.
+/// The schema node at a JSON pointer such as `/properties/a/allOf/1`; a `$ref`
+/// segment (of an evaluation path) continues in the local definition it names.
 fn schema_node<'s>(schema: &'s Value, pointer: &str) -> Option<&'s Value> {
     pointer
         .trim_start_matches('/')
         .split('/')
         .filter(|s| !s.is_empty())
         .try_fold(schema, |node, segment| match node {
+            Value::Object(m) if segment == "$ref" => {
+                let target = m.get("$ref")?.as_str()?.strip_prefix('#')?;
+                schema_node(schema, target)
+            }
             Value::Object(m) => m.get(segment),
             Value::Array(a) => segment.parse::<usize>().ok().and_then(|i| a.get(i)),
             _ => None,
@@ -609,6 +618,32 @@ mod tests {
             Value::Object(m) => m,
             _ => panic!("not a map"),
         }
+    }
+
+    /// A rule whose body is a shared definition still names its rule: the message
+    /// follows the evaluation path through `$ref`.
+    #[test]
+    fn a_violation_inside_a_referenced_definition_names_the_rule_that_refers_to_it() {
+        let schema = json!({
+            "definitions": {"OnRedis": {"properties": {"backend": {"const": "redis"}}}},
+            "properties": {"store": {"description": "replicas.shared-stores: `workloads.api` needs a shared store", "allOf": [{"$ref": "#/definitions/OnRedis"}]}}
+        });
+        let checked = ValuesSchema::compile(&schema, "v")
+            .unwrap()
+            .check(&json!({"store": {"backend": "memory"}}), "v");
+        let Err(ValuesError::Schema { violations, .. }) = checked else {
+            panic!("{checked:?}")
+        };
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(
+            violations[0].message,
+            "refused by replicas.shared-stores: `workloads.api` needs a shared store"
+        );
+        assert_eq!(
+            schema_node(&schema, "/properties/store/allOf/0/$ref/properties/backend"),
+            Some(&json!({"const": "redis"}))
+        );
+        assert_eq!(schema_node(&schema, "/properties/store/$ref"), None);
     }
 
     #[test]
