@@ -278,6 +278,30 @@ mod tests {
         }
     }
 
+    /// A pipeline of plain words past the target width goes on at the continuation
+    /// column; a word longer than a whole line stays where it is.
+    #[test]
+    fn words_of_a_long_pipeline_continue_two_spaces_deeper() {
+        let words: Vec<String> = (0..12)
+            .map(|i| format!("$.Values.word{i:02}.abcdefghij"))
+            .collect();
+        let line = format!("  x: {{{{ list {} }}}}", words.join(" "));
+        assert!(line.len() > MAX_LINE);
+        let wrapped = wrap_long_lines(&line);
+        let lines: Vec<&str> = wrapped.lines().collect();
+        assert!(lines.len() >= 3, "{wrapped}");
+        for l in &lines {
+            assert!(l.len() <= TARGET, "{l}");
+        }
+        for l in &lines[1..] {
+            assert!(l.starts_with("      $.Values.word"), "{wrapped}");
+        }
+        assert_eq!(
+            wrapped.split_whitespace().collect::<Vec<_>>(),
+            line.split_whitespace().collect::<Vec<_>>()
+        );
+    }
+
     #[test]
     fn short_lines_are_left_alone() {
         let text = "a: {{ $.Values.x | toJson }}\n";
