@@ -302,6 +302,22 @@ mod tests {
         );
     }
 
+    /// A word too long for the line starts a new line only when that gains room: not
+    /// when the line holds no more than the continuation indent already.
+    #[test]
+    fn a_word_longer_than_a_line_breaks_only_past_the_continuation_column() {
+        let (long, tail) = ("w".repeat(150), "v".repeat(60));
+        // `{{ f` ends at column 4, the continuation column (0 + 2 + 2): no break.
+        let at = wrap_long_lines(&format!("{{{{ f {long} {tail} }}}}"));
+        assert!(at.starts_with(&format!("{{{{ f {long}\n")), "{at}");
+        // `  {{ ab` ends at column 7, past the continuation column 6: break.
+        let past = wrap_long_lines(&format!("  {{{{ ab {long} {tail} }}}}"));
+        assert!(
+            past.starts_with(&format!("  {{{{ ab\n      {long}\n")),
+            "{past}"
+        );
+    }
+
     #[test]
     fn short_lines_are_left_alone() {
         let text = "a: {{ $.Values.x | toJson }}\n";
