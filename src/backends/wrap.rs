@@ -318,6 +318,26 @@ mod tests {
         );
     }
 
+    /// Every line of a wrapped pipeline is as full as the target width allows: the
+    /// next line's first word would not have fitted on it.
+    #[test]
+    fn a_wrapped_pipeline_fills_each_line_to_the_target() {
+        // Words of 3 and 4 characters: a column counted wrong by up to 4 moves a break.
+        for digits in [2, 3] {
+            let words: Vec<String> = (0..100).map(|i| format!("w{i:0digits$}")).collect();
+            let line = format!("  x: {{{{ list {} }}}}", words.join(" "));
+            let wrapped = wrap_long_lines(&line);
+            let lines: Vec<&str> = wrapped.lines().collect();
+            assert!(lines.len() >= 4, "{wrapped}");
+            for pair in lines.windows(2) {
+                let next = pair[1].split_whitespace().next().unwrap();
+                assert!(pair[0].len() <= TARGET, "{wrapped}");
+                assert!(pair[0].len() + 1 + next.len() > TARGET, "{wrapped}");
+                assert!(pair[1].starts_with("      w"), "{wrapped}");
+            }
+        }
+    }
+
     #[test]
     fn short_lines_are_left_alone() {
         let text = "a: {{ $.Values.x | toJson }}\n";
