@@ -338,6 +338,17 @@ mod tests {
         }
     }
 
+    /// A call with no arguments is written as it is, however far along the line.
+    #[test]
+    fn an_empty_call_past_the_target_is_kept() {
+        let line = format!("{{{{ f {} () {} }}}}", "w".repeat(150), "v".repeat(60));
+        let wrapped = wrap_long_lines(&line);
+        assert!(
+            wrapped.contains(&format!("{} ()\n", "w".repeat(150))),
+            "{wrapped}"
+        );
+    }
+
     #[test]
     fn short_lines_are_left_alone() {
         let text = "a: {{ $.Values.x | toJson }}\n";
