@@ -86,11 +86,7 @@ impl Formatter for Spaced {
         w: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            w.write_all(b", ")
-        }
+        separate(w, first)
     }
 
     fn begin_object_key<W: ?Sized + io::Write>(
@@ -98,15 +94,20 @@ impl Formatter for Spaced {
         w: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            w.write_all(b", ")
-        }
+        separate(w, first)
     }
 
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
         w.write_all(b": ")
+    }
+}
+
+/// `", "` before every member but the first.
+fn separate<W: ?Sized + io::Write>(w: &mut W, first: bool) -> io::Result<()> {
+    if first {
+        Ok(())
+    } else {
+        w.write_all(b", ")
     }
 }
 
