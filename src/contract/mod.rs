@@ -204,6 +204,46 @@ mod tests {
                     "{example_name}: {plan}"
                 );
             }
+            // Each workload alone, with 9 replicas and its autoscalers off: a class with
+            // a replica count bounds 9 pods, the migrate hook Job none.
+            let base = schema::plan_values(&spec, &presets, crate::values::presets::DEFAULT_PRESET);
+            for (only, workload) in spec.workloads.all() {
+                let mut values = base.clone();
+                for (name, _) in spec.workloads.all() {
+                    set(
+                        &mut values,
+                        &format!("workloads.{name}.enabled"),
+                        json!(name == only),
+                    );
+                }
+                for key in workload.class().autoscalers() {
+                    set(
+                        &mut values,
+                        &format!("workloads.{only}.{key}.enabled"),
+                        json!(false),
+                    );
+                }
+                if workload.class() != crate::spec::WorkloadClass::Migrate {
+                    set(
+                        &mut values,
+                        &format!("workloads.{only}.replicaCount"),
+                        json!(9),
+                    );
+                }
+                let bounds = plans::pod_bounds(&spec, &values);
+                let contract = plans::plan_contract(&spec, "only", &values);
+                assert_eq!(
+                    bounds,
+                    plans::PodBounds::of(std::slice::from_ref(&contract)),
+                    "{example_name}: {only}"
+                );
+                let expected = if workload.class() == crate::spec::WorkloadClass::Migrate {
+                    0
+                } else {
+                    9
+                };
+                assert_eq!(bounds.pod_count, expected, "{example_name}: {only}");
+            }
             // Values whose capacity does not evaluate bound nothing.
             assert_eq!(
                 plans::pod_bounds(&spec, &Value::Null),
