@@ -6,6 +6,12 @@ use shipshape::commands::{self, RenderOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// mimalloc instead of the system allocator: the pipeline builds and frees many small
+/// trees (values, schemas, the object tree), and glibc's malloc and free were about a
+/// quarter of `render`'s cycles.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Turns one typed description of a platform into a Helm chart, its values schema,
 /// presets, the rendered manifests of every preset, and refuses unsafe presets.
 ///

@@ -23,12 +23,29 @@ pub struct ObjectTooLarge {
     pub hint: String,
 }
 
+/// The most bytes of JSON one byte of a rendered document can stand for: a character
+/// the YAML text holds as itself and JSON escapes as `\u00XX`. Every key and string of
+/// the render is written JSON-quoted or as a block of its own lines, so the YAML text
+/// is at least as long as the keys and values it holds, and its JSON at most this many
+/// times as long.
+const JSON_BYTES_PER_TEXT_BYTE: u64 = 6;
+
+/// Whether a document of `len` bytes of text may break a limit: only one longer than
+/// a sixth of the object limit can (its annotations are shorter than its text, and a
+/// sixth of the object limit is under the annotation limit).
+fn may_exceed_limits(len: usize) -> bool {
+    (len as u64).saturating_mul(JSON_BYTES_PER_TEXT_BYTE) > MAX_OBJECT_BYTES
+}
+
+const _: () = assert!(MAX_OBJECT_BYTES / JSON_BYTES_PER_TEXT_BYTE < MAX_ANNOTATION_BYTES);
+
 /// Checks every object of a rendered stream (`---` between documents, as the render
 /// back end prints it: values are JSON-encoded, so a `---` line is always a separator).
+/// Documents too short to break a limit are not parsed.
 pub fn check_object_limits(rendered: &str) -> Result<(), ObjectTooLarge> {
     for doc in rendered.split("\n---\n") {
         let doc = doc.strip_prefix("---\n").unwrap_or(doc);
-        if doc.trim().is_empty() {
+        if !may_exceed_limits(doc.len()) || doc.trim().is_empty() {
             continue;
         }
         let Ok(object) = serde_saphyr::from_str::<Value>(doc) else {
@@ -145,6 +162,44 @@ mod tests {
             "{}",
             err.problem
         );
+    }
+
+    #[test]
+    fn only_documents_past_a_sixth_of_the_object_limit_are_parsed() {
+        assert!(!may_exceed_limits(174_762));
+        assert!(may_exceed_limits(174_763));
+        assert!(may_exceed_limits(usize::MAX));
+        assert!(!may_exceed_limits(0));
+    }
+
+    /// The bound the skip relies on: a document's JSON is at most six times its text,
+    /// its annotations at most its text, here for the worst characters (escaped in
+    /// JSON, plain in a block scalar) and for every golden render.
+    #[test]
+    fn json_is_at_most_six_times_the_text_and_annotations_at_most_the_text() {
+        let worst = "kind: ConfigMap\nmetadata:\n  annotations:\n    a: \"\\u0001\"\ndata:\n  c: |\n    \t\"\\\"\\\t\n".to_string();
+        let mut docs = vec![worst];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
+        for example in std::fs::read_dir(&root).unwrap() {
+            let rendered = example.unwrap().path().join("rendered");
+            for file in std::fs::read_dir(rendered).unwrap() {
+                let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
+                docs.extend(text.split("\n---\n").map(str::to_string));
+            }
+        }
+        assert!(docs.len() > 50, "{}", docs.len());
+        for doc in &docs {
+            let object: Value = serde_saphyr::from_str(doc).unwrap();
+            let json = serde_json::to_string(&object).unwrap().len() as u64;
+            assert!(json <= JSON_BYTES_PER_TEXT_BYTE * doc.len() as u64, "{doc}");
+            for (_, annotations) in annotation_maps(&object, String::new()) {
+                let total: usize = annotations
+                    .iter()
+                    .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+                    .sum();
+                assert!(total <= doc.len(), "{doc}");
+            }
+        }
     }
 
     #[test]

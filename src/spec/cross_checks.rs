@@ -146,13 +146,16 @@ pub(super) fn check_takeover(spec: &Spec, file: &str) -> Result<(), SpecError> {
     }
     // A selector that matches another workload's pods would adopt them (a Deployment)
     // or send them traffic (a Service).
+    let pod_labels: Vec<_> = workloads
+        .iter()
+        .map(|(b, _)| pod_label_templates(spec.takeover.get(*b), b))
+        .collect();
     for (a, _) in &workloads {
         let selector = selector_templates(spec.takeover.get(*a), a);
-        for (b, _) in &workloads {
+        for ((b, _), labels) in workloads.iter().zip(&pod_labels) {
             if a == b {
                 continue;
             }
-            let labels = pod_label_templates(spec.takeover.get(*b), b);
             if selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
                 return Err(invalid(
                     format!("takeover.{a}.selectorLabels"),
