@@ -217,8 +217,8 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     let mut findings: Vec<(String, Finding)> = Vec::new();
     let mut records = BTreeMap::new();
     let mut unrendered = Vec::new();
-    // Compiled once for every preset.
-    let validator = ValuesSchema::compile(&schema, "values.schema.json")?;
+    // Compiled at most once for every preset.
+    let validator = ValuesSchema::new(&schema);
     let mut names: Vec<Option<&str>> = vec![None];
     names.extend(presets.keys().map(|k| Some(k.as_str())));
     for name in names {

@@ -75,6 +75,7 @@ impl Contract {
 mod tests {
     use super::*;
     use crate::guards::testing::{example, set};
+    use crate::values::schema_verdict::schema_verdict;
     use serde_json::{json, Value};
 
     const EXAMPLES: [&str; 3] = ["agent-platform", "llm-gateway", "web-shop"];
@@ -169,6 +170,13 @@ mod tests {
                 let (mut accepted, mut refused) = (0, 0);
                 for values in probes(&spec, &base, largest.pod_count.max(largest.max_replicas)) {
                     let verdict = whole_validator.is_valid(&values);
+                    for schema in [&whole_schema, &own_schema] {
+                        assert_eq!(
+                            schema_verdict(schema, &values),
+                            Some(verdict),
+                            "{example_name}, plan {plan}: {values}"
+                        );
+                    }
                     assert_eq!(
                         own_validator.is_valid(&values),
                         verdict,
@@ -282,6 +290,156 @@ mod tests {
                 max_replicas: 5,
                 pod_count: 9
             }
+        );
+    }
+
+    /// Every place in values, as a JSON pointer.
+    fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    let here = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    out.push(here.clone());
+                    pointers(v, here, out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    let here = format!("{at}/{i}");
+                    out.push(here.clone());
+                    pointers(v, here, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Values to put anywhere: edges of the bounds, look-alikes of the rules' patterns,
+    /// wrong types, and the plans' names.
+    fn replacements(plans: &[String]) -> Vec<Value> {
+        let mut out = vec![
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(0),
+            json!(1),
+            json!(2),
+            json!(3),
+            json!(-1),
+            json!(1.5),
+            json!(2.0),
+            json!(10),
+            json!(300),
+            json!(u64::MAX),
+            json!(""),
+            json!("x"),
+            json!("redis"),
+            json!("memory"),
+            json!("--workers=2"),
+            json!(["-w4"]),
+            json!(["run", "--wor", "3"]),
+            json!("DB_POOL_SIZE=3"),
+            json!("50%"),
+            json!("101%"),
+            json!("1Gi"),
+            json!({}),
+            json!([]),
+            json!({"zz": 1}),
+            json!([{"name": "WEB_CONCURRENCY", "value": "4"}]),
+            json!([{"name": "OTHER", "value": "4"}]),
+        ];
+        out.extend(plans.iter().map(|p| json!(p)));
+        out
+    }
+
+    /// The schema walk gives `jsonschema`'s verdict on every example's whole schema and
+    /// on each plan's own, for a plan's values changed in one to three places: a value
+    /// replaced (by one above or by another place's), a key removed or added.
+    #[test]
+    fn the_schema_walk_decides_as_jsonschema_on_changed_values() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        let checked = std::cell::Cell::new((0, 0));
+        for example_name in EXAMPLES {
+            let spec = example(example_name);
+            let whole = Contract::of(&spec);
+            let plans = schema::plan_names(&spec);
+            let mut schemas = vec![schema::values_schema_of(&spec, &whole.rules)];
+            for plan in &plans {
+                let own = Contract::for_plan(&spec, whole.presets.clone(), plan).unwrap();
+                schemas.push(schema::values_schema_of(&spec, &own.rules));
+            }
+            let validators: Vec<_> = schemas
+                .iter()
+                .map(|s| jsonschema::draft7::new(s).unwrap())
+                .collect();
+            let bases: Vec<Value> = plans
+                .iter()
+                .map(|p| schema::plan_values(&spec, &whole.presets, p))
+                .collect();
+            let candidates = replacements(&plans);
+            let change = (
+                0..4u8,
+                any::<prop::sample::Index>(),
+                any::<prop::sample::Index>(),
+            );
+            let config = Config {
+                cases: 96,
+                failure_persistence: None,
+                ..Config::default()
+            };
+            let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+            let mut runner = TestRunner::new_with_rng(config, rng);
+            runner
+                .run(
+                    &(
+                        any::<prop::sample::Index>(),
+                        prop::collection::vec(change, 1..4),
+                    ),
+                    |(base, changes)| {
+                        let mut values = base.get(&bases).clone();
+                        for (kind, at, what) in changes {
+                            let mut places = Vec::new();
+                            pointers(&values, String::new(), &mut places);
+                            let place = at.get(&places).clone();
+                            let (parent, key) = place.rsplit_once('/').unwrap();
+                            let new = match kind {
+                                0 => what.get(&candidates).clone(),
+                                1 => values.pointer(what.get(&places).as_str()).unwrap().clone(),
+                                _ => Value::Null,
+                            };
+                            let target = values.pointer_mut(parent).unwrap();
+                            match (kind, target) {
+                                (2, Value::Object(map)) => {
+                                    map.remove(&key.replace("~1", "/").replace("~0", "~"));
+                                }
+                                (3, Value::Object(map)) => {
+                                    map.insert("unknownKey".into(), json!(1));
+                                }
+                                (0 | 1, _) => *values.pointer_mut(&place).unwrap() = new,
+                                _ => {}
+                            }
+                        }
+                        for (schema, validator) in schemas.iter().zip(&validators) {
+                            let verdict = validator.is_valid(&values);
+                            prop_assert_eq!(schema_verdict(schema, &values), Some(verdict));
+                            let (yes, no) = checked.get();
+                            checked.set(if verdict {
+                                (yes + 1, no)
+                            } else {
+                                (yes, no + 1)
+                            });
+                        }
+                        Ok(())
+                    },
+                )
+                .unwrap();
+        }
+        // Both verdicts come up often enough to mean something.
+        let (accepted, refused) = checked.get();
+        assert!(
+            accepted > 100 && refused > 100,
+            "{accepted} accepted, {refused} refused"
         );
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod locate;
 pub mod presets;
+pub mod schema_verdict;
 
 use crate::spec::Spec;
 use serde_json::{Map, Number, Value};
@@ -437,35 +438,49 @@ pub fn check_values_schema(
     schema: &Value,
     source_name: &str,
 ) -> Result<(), ValuesError> {
-    ValuesSchema::compile(schema, source_name)?.check(values, source_name)
+    ValuesSchema::new(schema).check(values, source_name)
 }
 
-/// A values schema compiled once, to check the values of every preset with it.
+/// A values schema to check the values of every preset with. Values are first walked
+/// through the schema's JSON ([`schema_verdict::schema_verdict`]); the `jsonschema`
+/// crate compiles it, once, only to decide what that walk does not and to word the
+/// violations of refused values.
 pub struct ValuesSchema<'s> {
     schema: &'s Value,
-    validator: jsonschema::Validator,
+    validator: std::cell::OnceCell<Result<jsonschema::Validator, String>>,
 }
 
 impl<'s> ValuesSchema<'s> {
-    /// Compiles the schema; an invalid schema is reported as a violation of `source_name`.
-    pub fn compile(schema: &'s Value, source_name: &str) -> Result<Self, ValuesError> {
-        match jsonschema::draft7::new(schema) {
-            Ok(validator) => Ok(ValuesSchema { schema, validator }),
-            Err(e) => Err(ValuesError::Schema {
+    /// A schema to check values with; nothing is compiled yet.
+    pub fn new(schema: &'s Value) -> Self {
+        ValuesSchema {
+            schema,
+            validator: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The compiled schema; an invalid schema is reported as a violation of `source_name`.
+    fn compiled(&self, source_name: &str) -> Result<&jsonschema::Validator, ValuesError> {
+        self.validator
+            .get_or_init(|| jsonschema::draft7::new(self.schema).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| ValuesError::Schema {
                 source_name: source_name.to_string(),
                 violations: vec![SchemaViolation {
                     message: format!("the values schema itself is invalid: {e}"),
                     ..Default::default()
                 }],
-            }),
-        }
+            })
     }
 
     /// Checks values against the schema, returning every violation: an unknown key at
     /// the key, with the closest known one.
     pub fn check(&self, values: &Value, source_name: &str) -> Result<(), ValuesError> {
+        if schema_verdict::schema_verdict(self.schema, values) == Some(true) {
+            return Ok(());
+        }
         let mut violations: Vec<SchemaViolation> = Vec::new();
-        for e in self.validator.iter_errors(values) {
+        for e in self.compiled(source_name)?.iter_errors(values) {
             let path = e
                 .instance_path()
                 .as_str()
@@ -628,9 +643,8 @@ mod tests {
             "definitions": {"OnRedis": {"properties": {"backend": {"const": "redis"}}}},
             "properties": {"store": {"description": "replicas.shared-stores: `workloads.api` needs a shared store", "allOf": [{"$ref": "#/definitions/OnRedis"}]}}
         });
-        let checked = ValuesSchema::compile(&schema, "v")
-            .unwrap()
-            .check(&json!({"store": {"backend": "memory"}}), "v");
+        let checked =
+            ValuesSchema::new(&schema).check(&json!({"store": {"backend": "memory"}}), "v");
         let Err(ValuesError::Schema { violations, .. }) = checked else {
             panic!("{checked:?}")
         };

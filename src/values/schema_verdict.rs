@@ -1,0 +1,488 @@
+//! Whether values pass a draft-07 schema, read straight from the schema's JSON.
+//!
+//! The `jsonschema` crate compiles a whole schema before it checks anything, and the
+//! values schema of a large spec is megabytes: compiling it was over a quarter of
+//! `render` and most of its memory. Values are checked once per run, so this walks the
+//! schema once instead, for the keywords shipshape's schemas use, and answers only
+//! "valid" or "not". It answers `None` for anything it does not know (another keyword,
+//! a reference outside the document, a regular expression whose meaning could differ
+//! from ECMA 262's); the caller then asks `jsonschema`, which also words every refusal.
+//! Unit tests hold its verdicts equal to `jsonschema`'s on every example's schemas.
+
+use serde_json::{Map, Number, Value};
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// `Some(true)` when `values` pass `schema`, `Some(false)` when they do not, `None` when
+/// the schema uses something this does not evaluate.
+pub fn schema_verdict(schema: &Value, values: &Value) -> Option<bool> {
+    Walk { root: schema }.valid(schema, values, 0)
+}
+
+thread_local! {
+    /// Compiled patterns by source; `None` for one this does not evaluate. Kept for the
+    /// thread's life: a schema repeats its patterns in every workload, and tests walk
+    /// the same schemas many times.
+    static PATTERNS: RefCell<HashMap<String, Option<regex::Regex>>> = RefCell::new(HashMap::new());
+}
+
+/// Keywords that constrain nothing.
+const ANNOTATIONS: [&str; 7] = [
+    "$schema",
+    "$comment",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "definitions",
+];
+
+/// Deeper than this, a schema is taken as a reference cycle (`None`).
+const MAX_DEPTH: usize = 256;
+
+struct Walk<'s> {
+    root: &'s Value,
+}
+
+impl<'s> Walk<'s> {
+    fn valid(&self, schema: &'s Value, value: &Value, depth: usize) -> Option<bool> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let map = match schema {
+            Value::Bool(b) => return Some(*b),
+            Value::Object(map) => map,
+            _ => return None,
+        };
+        // In draft 7 a reference replaces the keywords beside it.
+        if let Some(reference) = map.get("$ref") {
+            let target = self.resolve(reference.as_str()?)?;
+            return self.valid(target, value, depth + 1);
+        }
+        // A schema fails at its first failing keyword, whatever the keywords after it
+        // are (a keyword this does not know included): its keywords all must hold.
+        for (keyword, argument) in map {
+            let passes = match keyword.as_str() {
+                k if ANNOTATIONS.contains(&k) => true,
+                "then" | "else" => true, // read with `if`
+                "type" => type_matches(argument, value)?,
+                "const" => equal(argument, value),
+                "enum" => argument.as_array()?.iter().any(|a| equal(a, value)),
+                "minimum" => bound(value, argument, |o| o != Ordering::Less)?,
+                "maximum" => bound(value, argument, |o| o != Ordering::Greater)?,
+                "exclusiveMinimum" => bound(value, argument, |o| o == Ordering::Greater)?,
+                "exclusiveMaximum" => bound(value, argument, |o| o == Ordering::Less)?,
+                "minLength" => length(value, argument, |len, n| len >= n)?,
+                "maxLength" => length(value, argument, |len, n| len <= n)?,
+                "pattern" => {
+                    let pattern = self.pattern(argument.as_str()?)?;
+                    value.as_str().is_none_or(|s| pattern.is_match(s))
+                }
+                "required" => match value {
+                    Value::Object(object) => every(argument.as_array()?, |name| {
+                        Some(object.contains_key(name.as_str()?))
+                    })?,
+                    _ => true,
+                },
+                "properties" => match value {
+                    Value::Object(object) => every(argument.as_object()?, |(name, sub)| {
+                        object
+                            .get(name)
+                            .map_or(Some(true), |v| self.valid(sub, v, depth + 1))
+                    })?,
+                    _ => true,
+                },
+                "additionalProperties" => match value {
+                    Value::Object(object) => self.additional(map, argument, object, depth)?,
+                    _ => true,
+                },
+                "propertyNames" => match value {
+                    Value::Object(object) => every(object.keys(), |name| {
+                        self.valid(argument, &Value::String(name.clone()), depth + 1)
+                    })?,
+                    _ => true,
+                },
+                "items" => match (argument, value) {
+                    (Value::Array(_), _) => return None,
+                    (_, Value::Array(items)) => {
+                        every(items, |item| self.valid(argument, item, depth + 1))?
+                    }
+                    _ => true,
+                },
+                "allOf" => every(argument.as_array()?, |sub| {
+                    self.valid(sub, value, depth + 1)
+                })?,
+                "anyOf" => !every(argument.as_array()?, |sub| {
+                    Some(!self.valid(sub, value, depth + 1)?)
+                })?,
+                "oneOf" => {
+                    let mut count = 0;
+                    for sub in argument.as_array()? {
+                        count += usize::from(self.valid(sub, value, depth + 1)?);
+                    }
+                    count == 1
+                }
+                "not" => !self.valid(argument, value, depth + 1)?,
+                "if" => {
+                    let branch = if self.valid(argument, value, depth + 1)? {
+                        map.get("then")
+                    } else {
+                        map.get("else")
+                    };
+                    match branch {
+                        Some(sub) => self.valid(sub, value, depth + 1)?,
+                        None => true,
+                    }
+                }
+                _ => return None,
+            };
+            if !passes {
+                return Some(false);
+            }
+        }
+        Some(true)
+    }
+
+    /// `additionalProperties`: the keys neither `properties` nor `patternProperties`
+    /// name pass `argument`.
+    fn additional(
+        &self,
+        map: &'s Map<String, Value>,
+        argument: &'s Value,
+        object: &Map<String, Value>,
+        depth: usize,
+    ) -> Option<bool> {
+        if map.contains_key("patternProperties") {
+            return None;
+        }
+        let named = map.get("properties").and_then(Value::as_object);
+        every(object, |(name, v)| {
+            if named.is_some_and(|p| p.contains_key(name)) {
+                Some(true)
+            } else {
+                self.valid(argument, v, depth + 1)
+            }
+        })
+    }
+
+    /// A reference inside the schema's own document: `#` or `#/a/b` (JSON pointer).
+    fn resolve(&self, reference: &str) -> Option<&'s Value> {
+        let pointer = reference.strip_prefix('#')?;
+        if pointer.contains('%') {
+            return None;
+        }
+        self.root.pointer(pointer)
+    }
+
+    /// The compiled pattern, once per source; `None` for one whose meaning may differ
+    /// between ECMA 262 and the `regex` crate.
+    fn pattern(&self, source: &str) -> Option<regex::Regex> {
+        PATTERNS.with_borrow_mut(|patterns| {
+            if let Some(known) = patterns.get(source) {
+                return known.clone();
+            }
+            let compiled = same_in_ecma_and_rust(source)
+                .then(|| regex::Regex::new(source).ok())
+                .flatten();
+            patterns.insert(source.to_string(), compiled.clone());
+            compiled
+        })
+    }
+}
+
+/// Whether `holds` is true of every item, stopping at the first it is false of; `None`
+/// when it cannot tell for an item before that.
+fn every<I: IntoIterator>(
+    items: I,
+    mut holds: impl FnMut(I::Item) -> Option<bool>,
+) -> Option<bool> {
+    for item in items {
+        if !holds(item)? {
+            return Some(false);
+        }
+    }
+    Some(true)
+}
+
+/// Whether a pattern means the same to ECMA 262 (Helm's validators, `jsonschema`) and to
+/// the `regex` crate: no `.` outside a class (ECMA's stops at `\r` and U+2028 too), no
+/// negated class (ECMA counts UTF-16 units), no class escape that is Unicode-wide in one
+/// and ASCII in the other (`\d`, `\w`, `\s`, `\b`), no group syntax past plain groups,
+/// no back reference; only escapes of punctuation and of `\t \n \f \r`.
+fn same_in_ecma_and_rust(source: &str) -> bool {
+    let mut chars = source.chars();
+    let mut in_class = false;
+    let mut previous = None;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e) if e.is_ascii_punctuation() || "tnfr".contains(e) => {}
+                _ => return false,
+            },
+            '[' if !in_class => {
+                in_class = true;
+                if source[source.len() - chars.as_str().len()..].starts_with('^') {
+                    return false;
+                }
+            }
+            ']' if in_class => in_class = false,
+            '.' if !in_class => return false,
+            '?' if previous == Some('(') && !in_class => return false,
+            _ => {}
+        }
+        previous = Some(c);
+    }
+    !in_class
+}
+
+/// Whether `value` has the type (or one of the types) named; `integer` is a number with
+/// no fractional part, `1.0` included.
+fn type_matches(types: &Value, value: &Value) -> Option<bool> {
+    let one = |name: &str| -> Option<bool> {
+        Some(match name {
+            "null" => value.is_null(),
+            "boolean" => value.is_boolean(),
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "number" => value.is_number(),
+            "integer" => match value {
+                Value::Number(n) => n.is_i64() || n.is_u64() || n.as_f64()?.fract() == 0.0,
+                _ => false,
+            },
+            _ => return None,
+        })
+    };
+    match types {
+        Value::String(name) => one(name),
+        Value::Array(names) => {
+            let mut any = false;
+            for name in names {
+                any |= one(name.as_str()?)?;
+            }
+            Some(any)
+        }
+        _ => None,
+    }
+}
+
+/// JSON equality, numbers by their value (`1` equals `1.0`).
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => compare(x, y) == Ordering::Equal,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, p)| y.get(k).is_some_and(|q| equal(p, q)))
+        }
+        _ => a == b,
+    }
+}
+
+/// A numeric bound: passes for a value that is not a number.
+fn bound(value: &Value, limit: &Value, holds: impl Fn(Ordering) -> bool) -> Option<bool> {
+    let limit = limit.as_number()?;
+    Some(match value {
+        Value::Number(n) => holds(compare(n, limit)),
+        _ => true,
+    })
+}
+
+/// A length bound in characters: passes for a value that is not a string.
+fn length(value: &Value, limit: &Value, holds: impl Fn(u64, u64) -> bool) -> Option<bool> {
+    let limit = limit.as_u64()?;
+    Some(match value {
+        Value::String(s) => holds(s.chars().count() as u64, limit),
+        _ => true,
+    })
+}
+
+/// Two JSON numbers compared exactly, whatever their representation (a `u64` past 2^53
+/// against a float included).
+fn compare(a: &Number, b: &Number) -> Ordering {
+    match (as_int(a), as_int(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(x), None) => compare_int_float(x, b.as_f64().unwrap_or(f64::NAN)),
+        (None, Some(y)) => compare_int_float(y, a.as_f64().unwrap_or(f64::NAN)).reverse(),
+        (None, None) => {
+            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+        }
+    }
+}
+
+fn as_int(n: &Number) -> Option<i128> {
+    n.as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
+}
+
+/// An integer against a finite float, exactly.
+fn compare_int_float(int: i128, float: f64) -> Ordering {
+    const TWO_TO_THE_100: f64 = 1_267_650_600_228_229_401_496_703_205_376.0;
+    if float >= TWO_TO_THE_100 {
+        return Ordering::Less;
+    }
+    if float <= -TWO_TO_THE_100 {
+        return Ordering::Greater;
+    }
+    let floor = float.floor();
+    match int.cmp(&(floor as i128)) {
+        Ordering::Equal if float > floor => Ordering::Less,
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn verdict_pairs(schema: Value, values: &[Value]) -> Vec<(Option<bool>, bool)> {
+        let compiled = jsonschema::draft7::new(&schema).unwrap();
+        values
+            .iter()
+            .map(|v| (schema_verdict(&schema, v), compiled.is_valid(v)))
+            .collect()
+    }
+
+    fn assert_same_as_jsonschema(schema: Value, values: &[Value]) {
+        for (v, (ours, theirs)) in values.iter().zip(verdict_pairs(schema.clone(), values)) {
+            assert_eq!(ours, Some(theirs), "{v} against {schema}");
+        }
+    }
+
+    #[test]
+    fn numbers_compare_by_value_at_the_edges() {
+        let big = u64::MAX;
+        let values = [
+            json!(0),
+            json!(-1),
+            json!(1),
+            json!(1.0),
+            json!(1.5),
+            json!(2),
+            json!(2.0),
+            json!(big),
+            json!(big as f64),
+            json!(i64::MIN),
+            json!(9_007_199_254_740_993_u64),
+            json!(9_007_199_254_740_992.0),
+            json!(1e300),
+            json!(-1e300),
+            json!("2"),
+            json!(null),
+        ];
+        for schema in [
+            json!({"maximum": 2}),
+            json!({"minimum": 1}),
+            json!({"maximum": 1.5}),
+            json!({"minimum": 1.5}),
+            json!({"exclusiveMinimum": 1}),
+            json!({"exclusiveMaximum": 2}),
+            json!({"maximum": big}),
+            json!({"maximum": 9_007_199_254_740_992_u64}),
+            json!({"minimum": i64::MIN}),
+            json!({"const": 2}),
+            json!({"const": 2.0}),
+            json!({"enum": [1, "2", null]}),
+            json!({"type": "integer"}),
+            json!({"type": "number"}),
+            json!({"type": ["string", "null"]}),
+        ] {
+            assert_same_as_jsonschema(schema, &values);
+        }
+    }
+
+    #[test]
+    fn objects_strings_and_combinators_as_draft_7_says() {
+        let values = [
+            json!({}),
+            json!({"a": 1}),
+            json!({"a": 1, "b": "x"}),
+            json!({"b": "abc", "c": true}),
+            json!({"a": "1"}),
+            json!({"a": [1, 2]}),
+            json!({"ab": null}),
+            json!(["x", "--workers=2"]),
+            json!("héllo"),
+            json!("--wo"),
+            json!([]),
+        ];
+        let managed = crate::contract::rules::managed_args_pattern(&["WEB_CONCURRENCY".into()]);
+        for schema in [
+            json!({"properties": {"a": {"type": "integer"}}, "additionalProperties": false}),
+            json!({"properties": {"a": true}, "additionalProperties": {"type": "string"}}),
+            json!({"required": ["a"]}),
+            json!({"propertyNames": {"maxLength": 1}}),
+            json!({"items": {"not": {"pattern": managed}}}),
+            json!({"minLength": 5}),
+            json!({"maxLength": 5}),
+            json!({"allOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+            json!({"anyOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+            json!({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+            json!({"if": {"required": ["a"]}, "then": {"required": ["b"]}}),
+            json!({"if": {"required": ["a"]}, "else": {"required": ["c"]}}),
+            json!({"if": {"required": ["a"]}, "then": false, "else": {"const": {}}}),
+            json!({"definitions": {"n": {"type": "integer"}}, "properties": {"a": {"$ref": "#/definitions/n"}}}),
+            json!({"definitions": {"n": {"type": "integer"}}, "$ref": "#/definitions/n", "type": "object"}),
+            json!({"properties": {"a": {"const": [1, 2.0]}}}),
+            json!({"properties": {"a": {"const": [1, 2]}}}),
+            json!(false),
+            json!(true),
+        ] {
+            assert_same_as_jsonschema(schema, &values);
+        }
+    }
+
+    #[test]
+    fn what_it_does_not_evaluate_is_none() {
+        for schema in [
+            json!({"format": "email"}),
+            json!({"multipleOf": 2}),
+            json!({"items": [{"type": "string"}]}),
+            json!({"$ref": "other.json"}),
+            json!({"$ref": "#/definitions/missing"}),
+            json!({"patternProperties": {"^a": true}, "additionalProperties": false}),
+            json!({"pattern": "a.b"}),
+            json!({"pattern": "\\d+"}),
+            json!({"pattern": "(?=a)"}),
+            json!({"type": "decimal"}),
+            json!({"definitions": {"a": {"$ref": "#/definitions/a"}}, "$ref": "#/definitions/a"}),
+        ] {
+            assert_eq!(schema_verdict(&schema, &json!(["a1b"])), None, "{schema}");
+            assert_eq!(schema_verdict(&schema, &json!("a1b")), None, "{schema}");
+        }
+        // A keyword that fails first decides `false` (a schema needs all its keywords);
+        // one this does not know before it leaves the verdict open.
+        assert_eq!(
+            schema_verdict(&json!({"minimum": 5, "multipleOf": 2}), &json!(1)),
+            Some(false)
+        );
+        assert_eq!(
+            schema_verdict(&json!({"multipleOf": 2, "type": "string"}), &json!(1)),
+            None
+        );
+        assert_eq!(
+            schema_verdict(
+                &json!({"anyOf": [{"minimum": 1}, {"format": "x"}]}),
+                &json!(1)
+            ),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn patterns_that_mean_the_same_in_both_dialects() {
+        for ok in ["^[a-z.]+$", "^(a|b)?\\.x$", "[\\t\\n]", "^\\*\\."] {
+            assert!(same_in_ecma_and_rust(ok), "{ok}");
+        }
+        for not in [
+            "a.b", "\\d", "\\w", "\\s", "\\b", "(?:a)", "\\1", "[a", "\\u0041", "a\\", "[^a]",
+        ] {
+            assert!(!same_in_ecma_and_rust(not), "{not}");
+        }
+    }
+}
