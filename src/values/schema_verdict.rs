@@ -411,7 +411,8 @@ mod tests {
             json!("--wo"),
             json!([]),
         ];
-        let managed = crate::contract::rules::managed_args_pattern(&["WEB_CONCURRENCY".into()]);
+        // The shape of the `env.managed` rule's argument pattern.
+        let managed = r#"(^|[\t\n\f\r '"`;&|()])(--wo(r(k(e(rs?)?)?)?)?([=\t\n\f\r '"`;&|()]|$)|-w[0-9]*([\t\n\f\r '"`;&|()]|$)|WEB_CONCURRENCY=)"#;
         for schema in [
             json!({"properties": {"a": {"type": "integer"}}, "additionalProperties": false}),
             json!({"properties": {"a": true}, "additionalProperties": {"type": "string"}}),
