@@ -46,14 +46,15 @@ impl Contract {
     /// rules are `if capacityPlan == <other>`; `render` checks with it and builds the
     /// whole schema only to word the violations of values it refuses.
     pub fn for_plan(spec: &Spec, presets: BTreeMap<String, Preset>, plan: &str) -> Option<Self> {
-        let names = schema::plan_names(spec);
+        let names = schema::plan_names_of(&presets);
         if !names.iter().any(|n| n == plan) {
             return None;
         }
+        let defaults = schema::default_values_map(spec);
         let mut pods = plans::PodBounds::default();
         let mut own = Vec::new();
         for name in &names {
-            let values = schema::plan_values(spec, &presets, name);
+            let values = schema::plan_values_over(&defaults, &presets, name);
             if name == plan {
                 let contract = plans::plan_contract(spec, name, &values);
                 pods = pods.max(plans::PodBounds::of(std::slice::from_ref(&contract)));
@@ -192,6 +193,27 @@ mod tests {
                     accepted > 0 && refused > 0,
                     "{example_name}, plan {plan}: {accepted} accepted, {refused} refused"
                 );
+            }
+        }
+    }
+
+    /// The plans named from the fitted presets are the spec's plans, and a plan's values
+    /// over defaults built once are those resolved on their own.
+    #[test]
+    fn plans_and_their_values_from_shared_defaults_are_the_specs() {
+        for example_name in EXAMPLES {
+            let spec = example(example_name);
+            let presets = crate::capacity::fit::presets(&spec);
+            let names = schema::plan_names_of(&presets);
+            assert_eq!(names, schema::plan_names(&spec));
+            assert!(names.len() > 2, "{names:?}");
+            let defaults = schema::default_values_map(&spec);
+            for plan in &names {
+                let preset =
+                    (plan != crate::values::presets::DEFAULT_PRESET).then_some(plan.as_str());
+                let alone =
+                    crate::values::presets::resolve_preset(&spec, &presets, preset).unwrap();
+                assert_eq!(schema::plan_values_over(&defaults, &presets, plan), alone);
             }
         }
     }

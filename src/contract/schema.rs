@@ -222,12 +222,31 @@ pub fn plan_contracts_of(
     spec: &Spec,
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
 ) -> Vec<crate::contract::plans::PlanContract> {
-    plan_names(spec)
+    let defaults = default_values_map(spec);
+    plan_names_of(presets)
         .iter()
         .map(|name| {
-            crate::contract::plans::plan_contract(spec, name, &plan_values(spec, presets, name))
+            let values = plan_values_over(&defaults, presets, name);
+            crate::contract::plans::plan_contract(spec, name, &values)
         })
         .collect()
+}
+
+/// The chart's default values as a map.
+pub fn default_values_map(spec: &Spec) -> serde_json::Map<String, Value> {
+    match crate::values::default_values(spec) {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// The names of the checked plans, from the spec's presets: `default` and each one.
+pub fn plan_names_of(
+    presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
+) -> Vec<String> {
+    let mut names = vec![crate::values::presets::DEFAULT_PRESET.to_string()];
+    names.extend(presets.keys().cloned());
+    names
 }
 
 /// The resolved values a plan was checked with: the defaults, or a preset over them
@@ -237,8 +256,17 @@ pub fn plan_values(
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
     plan: &str,
 ) -> Value {
+    plan_values_over(&default_values_map(spec), presets, plan)
+}
+
+/// [`plan_values`] over the chart's defaults already built.
+pub fn plan_values_over(
+    defaults: &serde_json::Map<String, Value>,
+    presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
+    plan: &str,
+) -> Value {
     let preset = (plan != crate::values::presets::DEFAULT_PRESET).then_some(plan);
-    crate::values::presets::resolve_preset(spec, presets, preset).unwrap_or(Value::Null)
+    crate::values::presets::resolve_preset_over(defaults, presets, preset).unwrap_or(Value::Null)
 }
 
 /// A guard that draft-07 can say too, so Helm itself refuses `--set` values that

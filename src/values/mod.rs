@@ -416,6 +416,15 @@ pub fn resolve_values(
         Value::Object(m) => m,
         _ => Map::new(),
     };
+    resolve_values_over(&defaults, preset, sources)
+}
+
+/// [`resolve_values`] over defaults already built (for several presets of one spec).
+pub fn resolve_values_over(
+    defaults: &Map<String, Value>,
+    preset: Option<&Map<String, Value>>,
+    sources: &[ValuesSource],
+) -> Value {
     let mut user = Map::new();
     if let Some(preset) = preset {
         if let Value::Object(p) = numbers_as_floats(Value::Object(preset.clone())) {
@@ -428,7 +437,7 @@ pub fn resolve_values(
             ValuesSource::Set(values) => merge_user_values(&mut user, values.clone()),
         }
     }
-    coalesce_with_defaults(&mut user, &defaults);
+    coalesce_with_defaults(&mut user, defaults);
     Value::Object(user)
 }
 

@@ -8,7 +8,7 @@
 
 use crate::spec::Spec;
 use crate::values::merge_user_values;
-use crate::values::{resolve_values, ValuesError};
+use crate::values::ValuesError;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -206,6 +206,19 @@ pub fn resolve_preset(
     presets: &BTreeMap<String, Preset>,
     preset: Option<&str>,
 ) -> Result<Value, ValuesError> {
+    let defaults = match crate::values::default_values(spec) {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    resolve_preset_over(&defaults, presets, preset)
+}
+
+/// [`resolve_preset`] over the chart's defaults already built.
+pub fn resolve_preset_over(
+    defaults: &Map<String, Value>,
+    presets: &BTreeMap<String, Preset>,
+    preset: Option<&str>,
+) -> Result<Value, ValuesError> {
     let overlay = match preset {
         None => None,
         Some(name) => Some(
@@ -218,7 +231,7 @@ pub fn resolve_preset(
                 .values,
         ),
     };
-    Ok(resolve_values(spec, overlay, &[]))
+    Ok(crate::values::resolve_values_over(defaults, overlay, &[]))
 }
 
 /// The values key that names the plan the values are checked against.
