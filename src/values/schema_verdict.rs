@@ -476,6 +476,27 @@ mod tests {
     }
 
     #[test]
+    fn schemas_nest_up_to_the_depth_limit() {
+        let nested = |levels: usize| {
+            (0..levels).fold(
+                json!({"type": "integer"}),
+                |inner, _| json!({"not": {"not": inner}}),
+            )
+        };
+        // Two levels per step: 128 steps reach depth 256.
+        assert_eq!(
+            schema_verdict(&nested(MAX_DEPTH / 2), &json!(1)),
+            Some(true)
+        );
+        assert_eq!(
+            schema_verdict(&nested(MAX_DEPTH / 2), &json!("a")),
+            Some(false)
+        );
+        let deeper = json!({"not": nested(MAX_DEPTH / 2)});
+        assert_eq!(schema_verdict(&deeper, &json!(1)), None);
+    }
+
+    #[test]
     fn patterns_that_mean_the_same_in_both_dialects() {
         for ok in ["^[a-z.]+$", "^(a|b)?\\.x$", "[\\t\\n]", "^\\*\\."] {
             assert!(same_in_ecma_and_rust(ok), "{ok}");
