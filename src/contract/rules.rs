@@ -108,6 +108,7 @@ pub fn root_rules_of(spec: &Spec, plans: &[PlanContract]) -> Vec<RootRule> {
 /// [`root_rules`] with one `capacity.plan` rule per plan of `plans`, and the rules
 /// that compare two fields enumerated over `pods`.
 pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> Vec<RootRule> {
+    let defaults = crate::values::default_values(spec);
     let mut rules = Vec::new();
     let fatal = fatal_shared_stores(spec);
     for (name, workload) in spec.workloads.all() {
@@ -162,7 +163,6 @@ pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> 
             });
         }
     }
-    let defaults = crate::values::default_values(spec);
     for (name, _) in spec.workloads.all() {
         let managed = crate::guards::managed_env_names(&defaults, name);
         if !managed.is_empty() {
@@ -299,7 +299,7 @@ pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> 
             "then": {"properties": {"postgresPooler": {"properties": {"poolMode": {"const": "session"}}}}}
         }),
     });
-    rules.extend(contract_rules(spec, plans, pods));
+    rules.extend(contract_rules(spec, plans, pods, &defaults));
     rules
 }
 
@@ -418,7 +418,12 @@ fn on_workload(name: &str, schema: Value) -> Value {
 
 /// The install-time rules added for invariant 7: the capacity plans, the structure
 /// values that must not change, and the cross-field rules draft-07 can say.
-fn contract_rules(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> Vec<RootRule> {
+fn contract_rules(
+    spec: &Spec,
+    plans: &[PlanContract],
+    pods: PodBounds,
+    defaults: &Value,
+) -> Vec<RootRule> {
     let mut rules = Vec::new();
 
     // One `if`/`then` per checked plan.
@@ -562,7 +567,6 @@ fn contract_rules(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> Vec<R
 
     // Another workload's stated allocations take the `sizesFrom` workload's size.
     if let Some(settings) = &spec.startup_settings {
-        let defaults = crate::values::default_values(spec);
         let from = settings.sizes_from.as_str();
         for (dependency, alloc, _) in crate::capacity::allocations::stated_allocations(spec) {
             for (name, _) in spec.workloads.all() {
@@ -604,7 +608,7 @@ fn contract_rules(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> Vec<R
         "spec.structure",
         "",
         "spec.structure: the job registry, pools, variable names, feature switches, allocation structure, Redis server roles and eviction policies and the settings keys are fixed by `shipshape.yaml`; change them there and regenerate".into(),
-        structure_schema(spec),
+        structure_schema(spec, defaults),
     ));
     rules
 }
@@ -670,11 +674,10 @@ fn partition_rules(spec: &Spec) -> Vec<RootRule> {
 }
 
 /// `const` for every structure value of the defaults.
-fn structure_schema(spec: &Spec) -> Value {
-    let defaults = crate::values::default_values(spec);
+fn structure_schema(spec: &Spec, defaults: &Value) -> Value {
     let mut tree = crate::contract::plans::SchemaTree::default();
     let fixed = |tree: &mut crate::contract::plans::SchemaTree, path: &[&str]| {
-        let value = path.iter().try_fold(&defaults, |v, k| v.get(*k)).cloned();
+        let value = path.iter().try_fold(defaults, |v, k| v.get(*k)).cloned();
         match value {
             Some(v) => tree.add(path, json!({"const": v})),
             None => tree.add(path, json!({"not": {}})),

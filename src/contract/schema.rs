@@ -34,15 +34,26 @@ pub fn values_schema(spec: &Spec) -> Value {
 pub fn values_schema_of(spec: &Spec, root_rules: &[RootRule]) -> Value {
     let mut gen = generator();
     let mut workloads = Map::new();
+    // Each class's schema is generated once and copied for each of its workloads.
+    let mut by_class: Vec<(WorkloadClass, Value)> = Vec::new();
     for (name, workload) in spec.workloads.all() {
-        let schema = match workload.class() {
-            WorkloadClass::Api => {
-                with_install_time_rules(gen.subschema_for::<ApiValues>().to_value(), API_RULES)
+        let class = workload.class();
+        let schema = match by_class.iter().find(|(c, _)| *c == class) {
+            Some((_, schema)) => schema.clone(),
+            None => {
+                let schema = match class {
+                    WorkloadClass::Api => with_install_time_rules(
+                        gen.subschema_for::<ApiValues>().to_value(),
+                        API_RULES,
+                    ),
+                    WorkloadClass::Jobs => gen.subschema_for::<JobsValues>().to_value(),
+                    WorkloadClass::Pool => gen.subschema_for::<PoolValues>().to_value(),
+                    WorkloadClass::Worker => gen.subschema_for::<WorkerValues>().to_value(),
+                    WorkloadClass::Migrate => gen.subschema_for::<MigrateValues>().to_value(),
+                };
+                by_class.push((class, schema.clone()));
+                schema
             }
-            WorkloadClass::Jobs => gen.subschema_for::<JobsValues>().to_value(),
-            WorkloadClass::Pool => gen.subschema_for::<PoolValues>().to_value(),
-            WorkloadClass::Worker => gen.subschema_for::<WorkerValues>().to_value(),
-            WorkloadClass::Migrate => gen.subschema_for::<MigrateValues>().to_value(),
         };
         workloads.insert(
             name.to_string(),
