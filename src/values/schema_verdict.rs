@@ -17,7 +17,7 @@ use std::collections::HashMap;
 /// `Some(true)` when `values` pass `schema`, `Some(false)` when they do not, `None` when
 /// the schema uses something this does not evaluate.
 pub fn schema_verdict(schema: &Value, values: &Value) -> Option<bool> {
-    Walk { root: schema }.valid(schema, values, 0)
+    Walk { root: schema }.valid(schema, values, 1)
 }
 
 thread_local! {
@@ -46,10 +46,12 @@ struct Walk<'s> {
 }
 
 impl<'s> Walk<'s> {
+    /// The verdict of `schema` on `value`, `depth` schemas deep (the root is 1).
     fn valid(&self, schema: &'s Value, value: &Value, depth: usize) -> Option<bool> {
         if depth > MAX_DEPTH {
             return None;
         }
+        let depth = depth + 1;
         let map = match schema {
             Value::Bool(b) => return Some(*b),
             Value::Object(map) => map,
@@ -58,7 +60,7 @@ impl<'s> Walk<'s> {
         // In draft 7 a reference replaces the keywords beside it.
         if let Some(reference) = map.get("$ref") {
             let target = self.resolve(reference.as_str()?)?;
-            return self.valid(target, value, depth + 1);
+            return self.valid(target, value, depth);
         }
         // A schema fails at its first failing keyword, whatever the keywords after it
         // are (a keyword this does not know included): its keywords all must hold.
@@ -89,7 +91,7 @@ impl<'s> Walk<'s> {
                     Value::Object(object) => every(argument.as_object()?, |(name, sub)| {
                         object
                             .get(name)
-                            .map_or(Some(true), |v| self.valid(sub, v, depth + 1))
+                            .map_or(Some(true), |v| self.valid(sub, v, depth))
                     })?,
                     _ => true,
                 },
@@ -99,39 +101,37 @@ impl<'s> Walk<'s> {
                 },
                 "propertyNames" => match value {
                     Value::Object(object) => every(object.keys(), |name| {
-                        self.valid(argument, &Value::String(name.clone()), depth + 1)
+                        self.valid(argument, &Value::String(name.clone()), depth)
                     })?,
                     _ => true,
                 },
                 "items" => match (argument, value) {
                     (Value::Array(_), _) => return None,
                     (_, Value::Array(items)) => {
-                        every(items, |item| self.valid(argument, item, depth + 1))?
+                        every(items, |item| self.valid(argument, item, depth))?
                     }
                     _ => true,
                 },
-                "allOf" => every(argument.as_array()?, |sub| {
-                    self.valid(sub, value, depth + 1)
-                })?,
+                "allOf" => every(argument.as_array()?, |sub| self.valid(sub, value, depth))?,
                 "anyOf" => !every(argument.as_array()?, |sub| {
-                    Some(!self.valid(sub, value, depth + 1)?)
+                    Some(!self.valid(sub, value, depth)?)
                 })?,
                 "oneOf" => {
                     let mut count = 0;
                     for sub in argument.as_array()? {
-                        count += usize::from(self.valid(sub, value, depth + 1)?);
+                        count += usize::from(self.valid(sub, value, depth)?);
                     }
                     count == 1
                 }
-                "not" => !self.valid(argument, value, depth + 1)?,
+                "not" => !self.valid(argument, value, depth)?,
                 "if" => {
-                    let branch = if self.valid(argument, value, depth + 1)? {
+                    let branch = if self.valid(argument, value, depth)? {
                         map.get("then")
                     } else {
                         map.get("else")
                     };
                     match branch {
-                        Some(sub) => self.valid(sub, value, depth + 1)?,
+                        Some(sub) => self.valid(sub, value, depth)?,
                         None => true,
                     }
                 }
@@ -161,7 +161,7 @@ impl<'s> Walk<'s> {
             if named.is_some_and(|p| p.contains_key(name)) {
                 Some(true)
             } else {
-                self.valid(argument, v, depth + 1)
+                self.valid(argument, v, depth)
             }
         })
     }
@@ -209,26 +209,27 @@ fn every<I: IntoIterator>(
 /// the `regex` crate: no `.` outside a class (ECMA's stops at `\r` and U+2028 too), no
 /// negated class (ECMA counts UTF-16 units), no class escape that is Unicode-wide in one
 /// and ASCII in the other (`\d`, `\w`, `\s`, `\b`), no group syntax past plain groups,
-/// no back reference; only escapes of punctuation and of `\t \n \f \r`.
+/// no back reference; only escapes of punctuation and of `\t \n \f \r`. Inside a class,
+/// no `[` (a nested class to the `regex` crate), no `&&`, `--` or `~~` (its set
+/// operations), and no empty class (`[]` opens a class holding `]` there).
 fn same_in_ecma_and_rust(source: &str) -> bool {
     let mut chars = source.chars();
     let mut in_class = false;
     let mut previous = None;
     while let Some(c) = chars.next() {
+        let next = chars.as_str().chars().next();
         match c {
             '\\' => match chars.next() {
                 Some(e) if e.is_ascii_punctuation() || "tnfr".contains(e) => {}
                 _ => return false,
             },
-            '[' if !in_class => {
-                in_class = true;
-                if source[source.len() - chars.as_str().len()..].starts_with('^') {
-                    return false;
-                }
-            }
+            '[' if in_class => return false,
+            '[' if matches!(next, Some('^' | ']')) => return false,
+            '[' => in_class = true,
             ']' if in_class => in_class = false,
+            '&' | '-' | '~' if in_class && next == Some(c) => return false,
             '.' if !in_class => return false,
-            '?' if previous == Some('(') && !in_class => return false,
+            '?' if previous == Some('(') => return false,
             _ => {}
         }
         previous = Some(c);
@@ -477,32 +478,58 @@ mod tests {
 
     #[test]
     fn schemas_nest_up_to_the_depth_limit() {
-        let nested = |levels: usize| {
-            (0..levels).fold(
-                json!({"type": "integer"}),
-                |inner, _| json!({"not": {"not": inner}}),
-            )
+        // `schemas` schemas deep: `not`s around an integer type.
+        let chain = |schemas: usize| {
+            (1..schemas).fold(json!({"type": "integer"}), |inner, _| json!({"not": inner}))
         };
-        // Two levels per step: 128 steps reach depth 256.
-        assert_eq!(
-            schema_verdict(&nested(MAX_DEPTH / 2), &json!(1)),
-            Some(true)
-        );
-        assert_eq!(
-            schema_verdict(&nested(MAX_DEPTH / 2), &json!("a")),
-            Some(false)
-        );
-        let deeper = json!({"not": nested(MAX_DEPTH / 2)});
-        assert_eq!(schema_verdict(&deeper, &json!(1)), None);
+        // 255 `not`s: an odd number, so a string passes and an integer does not.
+        assert_eq!(schema_verdict(&chain(MAX_DEPTH), &json!("a")), Some(true));
+        assert_eq!(schema_verdict(&chain(MAX_DEPTH), &json!(1)), Some(false));
+        assert_eq!(schema_verdict(&chain(MAX_DEPTH + 1), &json!(1)), None);
+        // One schema more deep through every keyword that holds a schema.
+        for wrap in [
+            (|s: Value| json!({"properties": {"a": s}})) as fn(Value) -> Value,
+            |s| json!({"additionalProperties": s}),
+            |s| json!({"propertyNames": s}),
+            |s| json!({"items": s}),
+            |s| json!({"allOf": [s]}),
+            |s| json!({"anyOf": [s]}),
+            |s| json!({"oneOf": [s]}),
+            |s| json!({"if": s}),
+            |s| json!({"if": true, "then": s}),
+            |s| json!({"if": false, "else": s}),
+            |s| json!({"definitions": {"d": s}, "$ref": "#/definitions/d"}),
+        ] {
+            let values = [json!({"a": "a"}), json!(["a"]), json!("a")];
+            let deep = wrap(chain(MAX_DEPTH));
+            assert!(
+                values.iter().any(|v| schema_verdict(&deep, v).is_none()),
+                "{}",
+                &deep.to_string()[..60]
+            );
+        }
     }
 
     #[test]
     fn patterns_that_mean_the_same_in_both_dialects() {
-        for ok in ["^[a-z.]+$", "^(a|b)?\\.x$", "[\\t\\n]", "^\\*\\."] {
+        for ok in [
+            "^[a-z.]+$",
+            "^(a|b)?\\.x$",
+            "[\\t\\n]",
+            "^\\*\\.",
+            "[a&b]",
+            "[-a-]",
+            "a&&b",
+            "[?(]",
+            "a--b",
+            "(a)?",
+            "[(]?",
+        ] {
             assert!(same_in_ecma_and_rust(ok), "{ok}");
         }
         for not in [
-            "a.b", "\\d", "\\w", "\\s", "\\b", "(?:a)", "\\1", "[a", "\\u0041", "a\\", "[^a]",
+            "a.b", "\\d", "\\w", "\\s", "\\b", "(?:a)", "(?", "\\1", "[a", "\\u0041", "a\\",
+            "[^a]", "[]a]", "[a[b]]", "[a&&b]", "[a--b]", "[a~~b]",
         ] {
             assert!(!same_in_ecma_and_rust(not), "{not}");
         }
