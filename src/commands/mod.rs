@@ -19,7 +19,7 @@ pub use validate::{validate, ValidateOptions};
 
 use crate::backends::native::{render_manifests, Release};
 use crate::capacity::fit::presets;
-use crate::contract::schema::{spec_schema, values_schema, values_schema_of};
+use crate::contract::schema::{spec_schema, values_schema, values_schema_with};
 use crate::contract::Contract;
 use crate::generate::{generate_outputs, GenerateError, OutputFiles};
 use crate::objects::build_objects;
@@ -380,7 +380,10 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
         .and_then(serde_json::Value::as_str);
     let checked = match plan.and_then(|p| Contract::for_plan(spec, all, p)) {
         Some(contract) => {
-            check_values_schema(&values, &values_schema_of(spec, &contract.rules), &describe)
+            // The plan's bounds and presets are dropped before the schema is built, and
+            // its rules moved into it.
+            let rules = contract.rules.into_iter().map(|r| r.schema).collect();
+            check_values_schema(&values, &values_schema_with(spec, rules), &describe)
                 .or_else(|_| whole_schema())
         }
         None => whole_schema(),
