@@ -14,7 +14,7 @@ use crate::expr::EvalError;
 use crate::guards::{check_guards, Finding, Severity};
 use crate::objects::build_objects;
 use crate::spec::Spec;
-use crate::values::presets::{resolve_preset, DEFAULT_PRESET};
+use crate::values::presets::{resolve_preset_over, DEFAULT_PRESET};
 use crate::values::{default_values, ValuesError, ValuesSchema};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -221,9 +221,11 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     let validator = ValuesSchema::new(&schema);
     let mut names: Vec<Option<&str>> = vec![None];
     names.extend(presets.keys().map(|k| Some(k.as_str())));
+    let no_defaults = serde_json::Map::new();
+    let default_map = defaults.as_object().unwrap_or(&no_defaults);
     for name in names {
         let label = name.unwrap_or(DEFAULT_PRESET);
-        let values = resolve_preset(spec, presets, name)?;
+        let values = resolve_preset_over(default_map, presets, name)?;
         let guard_findings = check_guards(spec, &values);
         let mut preset_findings = Vec::new();
         let schema_ok = if let Err(ValuesError::Schema { violations, .. }) =

@@ -50,7 +50,7 @@ impl Contract {
         if !names.iter().any(|n| n == plan) {
             return None;
         }
-        let defaults = schema::default_values_map(spec);
+        let defaults = crate::values::default_values_map(spec);
         let mut pods = plans::PodBounds::default();
         let mut own = Vec::new();
         for name in &names {
@@ -207,7 +207,7 @@ mod tests {
             let names = schema::plan_names_of(&presets);
             assert_eq!(names, schema::plan_names(&spec));
             assert!(names.len() > 2, "{names:?}");
-            let defaults = schema::default_values_map(&spec);
+            let defaults = crate::values::default_values_map(&spec);
             for plan in &names {
                 let preset =
                     (plan != crate::values::presets::DEFAULT_PRESET).then_some(plan.as_str());

@@ -223,9 +223,7 @@ const NAME_OVERRIDE_PATTERN: &str = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$";
 
 /// The names of the checked plans: `default` and every preset.
 pub fn plan_names(spec: &Spec) -> Vec<String> {
-    let mut names = vec![crate::values::presets::DEFAULT_PRESET.to_string()];
-    names.extend(crate::values::presets::declared_presets(spec).into_keys());
-    names
+    plan_names_of(&crate::values::presets::declared_presets(spec))
 }
 
 /// The contract of every plan: the defaults and each preset, resolved.
@@ -238,7 +236,7 @@ pub fn plan_contracts_of(
     spec: &Spec,
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
 ) -> Vec<crate::contract::plans::PlanContract> {
-    let defaults = default_values_map(spec);
+    let defaults = crate::values::default_values_map(spec);
     plan_names_of(presets)
         .iter()
         .map(|name| {
@@ -246,14 +244,6 @@ pub fn plan_contracts_of(
             crate::contract::plans::plan_contract(spec, name, &values)
         })
         .collect()
-}
-
-/// The chart's default values as a map.
-pub fn default_values_map(spec: &Spec) -> serde_json::Map<String, Value> {
-    match crate::values::default_values(spec) {
-        Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    }
 }
 
 /// The names of the checked plans, from the spec's presets: `default` and each one.
@@ -272,7 +262,7 @@ pub fn plan_values(
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
     plan: &str,
 ) -> Value {
-    plan_values_over(&default_values_map(spec), presets, plan)
+    plan_values_over(&crate::values::default_values_map(spec), presets, plan)
 }
 
 /// [`plan_values`] over the chart's defaults already built.

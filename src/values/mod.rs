@@ -189,6 +189,14 @@ pub fn default_values(spec: &Spec) -> Value {
     numbers_as_floats(Value::Object(root))
 }
 
+/// [`default_values`] as the map it is.
+pub fn default_values_map(spec: &Spec) -> Map<String, Value> {
+    match default_values(spec) {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
 /// The bundled servers' defaults: the spec's, with an entry (off) for every declared
 /// Redis server whose name can name objects.
 pub fn bundled_defaults(spec: &Spec) -> crate::model::BundledValues {
@@ -412,11 +420,7 @@ pub fn resolve_values(
     preset: Option<&Map<String, Value>>,
     sources: &[ValuesSource],
 ) -> Value {
-    let defaults = match default_values(spec) {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    };
-    resolve_values_over(&defaults, preset, sources)
+    resolve_values_over(&default_values_map(spec), preset, sources)
 }
 
 /// [`resolve_values`] over defaults already built (for several presets of one spec).

@@ -206,11 +206,7 @@ pub fn resolve_preset(
     presets: &BTreeMap<String, Preset>,
     preset: Option<&str>,
 ) -> Result<Value, ValuesError> {
-    let defaults = match crate::values::default_values(spec) {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    };
-    resolve_preset_over(&defaults, presets, preset)
+    resolve_preset_over(&crate::values::default_values_map(spec), presets, preset)
 }
 
 /// [`resolve_preset`] over the chart's defaults already built.
