@@ -5,13 +5,14 @@
 
 use crate::backends::helm::{build_chart, pretty_json, ChartInputs, TemplateError};
 use crate::backends::native::{render_manifests, Release};
-use crate::capacity::breakdown::{preset_budget_uses, BudgetUse};
+use crate::capacity::breakdown::{budget_uses, BudgetUse};
 use crate::capacity::svg::{capacity_svg, figure_title};
-use crate::capacity::{capacity_report, format_table};
-use crate::contract::schema::values_schema_of;
+use crate::capacity::{capacity_exprs, format_table, Capacity};
+use crate::contract::schema::values_schema_with;
 use crate::contract::Contract;
 use crate::expr::EvalError;
-use crate::guards::{check_guards, Finding, Severity};
+use crate::guards::capacity::capacity_findings_over;
+use crate::guards::{check_guards_with, Finding, Severity};
 use crate::objects::build_objects;
 use crate::spec::Spec;
 use crate::values::presets::{resolve_preset_over, DEFAULT_PRESET};
@@ -197,8 +198,8 @@ pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
 pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     let docs = build_objects(spec);
     let defaults = default_values(spec);
-    let contract = Contract::of(spec);
-    let schema = values_schema_of(spec, &contract.rules);
+    let mut contract = Contract::of(spec);
+    let schema = values_schema_with(spec, contract.take_rule_schemas());
     let presets = &contract.presets;
     let chart = build_chart(&ChartInputs {
         spec,
@@ -221,12 +222,20 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     let validator = ValuesSchema::new(&schema);
     let mut names: Vec<Option<&str>> = vec![None];
     names.extend(presets.keys().map(|k| Some(k.as_str())));
+    let exprs = capacity_exprs(spec);
     let no_defaults = serde_json::Map::new();
     let default_map = defaults.as_object().unwrap_or(&no_defaults);
     for name in names {
         let label = name.unwrap_or(DEFAULT_PRESET);
         let values = resolve_preset_over(default_map, presets, name)?;
-        let guard_findings = check_guards(spec, &values);
+        // One capacity formula and report per preset, for the guards and the figures.
+        let capacity = Capacity::over(&exprs, spec, &values);
+        let report = capacity.report();
+        let guard_findings = check_guards_with(
+            spec,
+            &values,
+            capacity_findings_over(&capacity, report.as_ref()),
+        );
         let mut preset_findings = Vec::new();
         let schema_ok = if let Err(ValuesError::Schema { violations, .. }) =
             validator.check(&values, &format!("preset `{label}`"))
@@ -263,7 +272,9 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
         findings.extend(preset_findings.into_iter().map(|f| (label.to_string(), f)));
         if !schema_ok {
             // The figures still say what the guards measured, when the values evaluate.
-            record.budgets = preset_budget_uses(spec, &values).unwrap_or_default();
+            record.budgets = report
+                .and_then(|r| budget_uses(&capacity, &r))
+                .unwrap_or_default();
             unrendered.push(label.to_string());
             records.insert(label.to_string(), record);
             continue;
@@ -280,9 +291,9 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
             }
         })?;
         out.insert(format!("rendered/{label}.yaml"), text);
-        let report = capacity_report(spec, &values).map_err(render_error)?;
+        let report = report.map_err(render_error)?;
         out.insert(format!("capacity/{label}.txt"), format_table(&report));
-        record.budgets = preset_budget_uses(spec, &values).map_err(render_error)?;
+        record.budgets = budget_uses(&capacity, &report).map_err(render_error)?;
         out.insert(
             format!("capacity/{label}.svg"),
             capacity_svg(&figure_title(&spec.chart.name, label), &record.budgets),

@@ -111,8 +111,8 @@ pub struct CapacityReport {
 
 /// The capacity formula of a spec and the values it is evaluated over.
 pub struct Capacity<'a> {
-    /// The formula.
-    pub exprs: CapacityExprs,
+    /// The formula: its own, or one shared by every preset of a run.
+    pub exprs: std::borrow::Cow<'a, CapacityExprs>,
     pub(crate) ctx: EvalContext<'a>,
 }
 
@@ -127,9 +127,21 @@ impl<'a> Capacity<'a> {
         Capacity::new(capacity_exprs(spec), eval_context(spec, values))
     }
 
+    /// The spec's formula, already built ([`capacity_exprs`]), over `values`:
+    /// `generate` builds it once for every preset.
+    pub fn over(exprs: &'a CapacityExprs, spec: &'a Spec, values: &'a Value) -> Self {
+        Capacity {
+            exprs: std::borrow::Cow::Borrowed(exprs),
+            ctx: eval_context(spec, values),
+        }
+    }
+
     /// A formula over the values of `ctx`.
     pub fn new(exprs: CapacityExprs, ctx: EvalContext<'a>) -> Self {
-        Capacity { exprs, ctx }
+        Capacity {
+            exprs: std::borrow::Cow::Owned(exprs),
+            ctx,
+        }
     }
 
     /// One figure: `expr` evaluated, int64 overflow saturated, a negative result as 0.

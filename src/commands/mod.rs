@@ -166,6 +166,14 @@ pub fn default_out_dir(spec_path: &Path) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("generated"))
 }
 
+/// Leaves `data` to the end of the process instead of freeing it node by node: for
+/// what a command holds until it returns (the spec, the values, the object tree, the
+/// text), and only there, since freed memory is reused by what comes after. At 400
+/// workloads it saves about 15 ms of a 390 ms `render` (fastest of 25 runs).
+fn left_to_exit<T>(data: T) {
+    std::mem::forget(data);
+}
+
 /// Generates in memory, printing warning-level findings to standard error.
 fn generate_for(spec: &Spec, spec_path: &Path) -> Result<OutputFiles, CommandError> {
     let generated = generate_outputs(spec).map_err(|source| CommandError::Generate {
@@ -188,6 +196,7 @@ pub fn generate(spec_path: &Path, out: &Path) -> Result<Exit, CommandError> {
     if let Some(warning) = written.warning() {
         eprintln!("{warning}");
     }
+    left_to_exit((spec, files));
     Ok(Exit::Ok)
 }
 
@@ -288,6 +297,7 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     let text = render_manifests(&spec, &docs, &values, &options.release)?;
     crate::backends::limits::check_object_limits(&text)?;
     let _ = io::stdout().lock().write_all(text.as_bytes());
+    left_to_exit((spec, values, docs, text));
     Ok(Exit::Ok)
 }
 
@@ -380,11 +390,12 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
         .and_then(serde_json::Value::as_str);
     let checked = match plan.and_then(|p| Contract::for_plan(spec, all, p)) {
         Some(contract) => {
-            // The plan's bounds and presets are dropped before the schema is built, and
-            // its rules moved into it.
-            let rules = contract.rules.into_iter().map(|r| r.schema).collect();
-            check_values_schema(&values, &values_schema_with(spec, rules), &describe)
-                .or_else(|_| whole_schema())
+            // The plan's rules are moved into the schema, not copied. Both are freed
+            // here: what follows reuses their memory (peak memory at 400 workloads).
+            let mut contract = contract;
+            let schema = values_schema_with(spec, contract.take_rule_schemas());
+            drop(contract);
+            check_values_schema(&values, &schema, &describe).or_else(|_| whole_schema())
         }
         None => whole_schema(),
     };

@@ -38,6 +38,16 @@ impl Contract {
         }
     }
 
+    /// Moves the root rules' schemas out (for [`schema::values_schema_with`]), leaving
+    /// each rule's `schema` null and its rule id, path and description in place (the
+    /// chart README lists those): the schema of 400 workloads is not copied.
+    pub fn take_rule_schemas(&mut self) -> Vec<serde_json::Value> {
+        self.rules
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.schema))
+            .collect()
+    }
+
     /// The contract that decides values whose `capacityPlan` is `plan` (`None` when
     /// the spec has no such plan): that plan's bounds and rules, and the rules that
     /// compare two fields enumerated over every plan's pod counts, read from each

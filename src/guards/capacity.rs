@@ -14,28 +14,43 @@
 //! Both rules come from one computation; each rule's check keeps its own findings.
 
 use super::{Finding, Severity};
+use crate::capacity::{Capacity, CapacityReport};
+use crate::expr::EvalError;
 use crate::spec::Spec;
 use serde_json::Value;
 
 /// `capacity.postgres`, and a capacity input that cannot be evaluated.
 pub fn check_postgres(spec: &Spec, values: &Value) -> Vec<Finding> {
-    only("capacity.postgres", capacity(spec, values))
+    only("capacity.postgres", capacity_findings(spec, values))
 }
 
 /// `capacity.redis`.
 pub fn check_redis(spec: &Spec, values: &Value) -> Vec<Finding> {
-    only("capacity.redis", capacity(spec, values))
+    only("capacity.redis", capacity_findings(spec, values))
 }
 
-fn only(rule: &str, findings: Vec<Finding>) -> Vec<Finding> {
+/// The findings of `rule` among both capacity rules' findings.
+pub fn only(rule: &str, findings: Vec<Finding>) -> Vec<Finding> {
     findings.into_iter().filter(|f| f.rule == rule).collect()
 }
 
 /// `capacity.postgres` and `capacity.redis`: the peak connections of every workload
-/// across a rollout fit the declared budgets.
-fn capacity(spec: &Spec, values: &Value) -> Vec<Finding> {
-    let capacity = crate::capacity::Capacity::of(spec, values);
-    let findings = match capacity.report().and_then(|r| capacity.findings(&r)) {
+/// across a rollout fit the declared budgets. One computation serves both rules.
+pub fn capacity_findings(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let capacity = Capacity::of(spec, values);
+    capacity_findings_over(&capacity, capacity.report().as_ref())
+}
+
+/// [`capacity_findings`] over a formula and its report already computed (`generate`
+/// writes the same report into `capacity/<preset>.txt`).
+pub fn capacity_findings_over(
+    capacity: &Capacity<'_>,
+    report: Result<&CapacityReport, &EvalError>,
+) -> Vec<Finding> {
+    let findings = match report
+        .map_err(EvalError::clone)
+        .and_then(|r| capacity.findings(r))
+    {
         Ok(findings) => findings,
         Err(e) => {
             return vec![Finding {

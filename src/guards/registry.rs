@@ -13,7 +13,28 @@ use crate::spec::Spec;
 use serde_json::Value;
 
 /// A guard: every finding of its rule on one preset's resolved values.
-pub type Check = fn(&Spec, &Value) -> Vec<Finding>;
+#[derive(Debug, Clone, Copy)]
+pub enum Check {
+    /// A function of the values.
+    Values(fn(&Spec, &Value) -> Vec<Finding>),
+    /// The rule's share of the one capacity computation both capacity rules read
+    /// ([`capacity::capacity_findings`]), done once per preset by [`check_guards`].
+    Capacity,
+}
+
+impl Rule {
+    /// This rule's findings on one preset's resolved values (none for a rule only the
+    /// values schema enforces).
+    pub fn findings(&self, spec: &Spec, values: &Value) -> Vec<Finding> {
+        match self.check {
+            None => Vec::new(),
+            Some(Check::Values(check)) => check(spec, values),
+            Some(Check::Capacity) => {
+                capacity::only(self.id, capacity::capacity_findings(spec, values))
+            }
+        }
+    }
+}
 
 /// One rule of the catalogue: what the guard refuses, how `values.schema.json`
 /// enforces it at install time, how to go beyond it, and the guard.
@@ -38,126 +59,126 @@ pub const RULES: &[Rule] = &[
         refuses: "peak PostgreSQL connections across a rollout above `maxConnections` - `reserve`",
         install_time: "bound: `capacityPlan` names a checked plan (the defaults or a preset); replicas, autoscaler maxima, surge, processes per pod, allocation sizes, retiring generations, reservations and the reserve at most the plan's, `maxConnections` at least the plan's peak + reserve, features and workloads the plan has off stay off",
         beyond: "add a preset with the new figures to `shipshape.yaml`, regenerate, and install with its `values-<preset>.yaml`",
-        check: Some(capacity::check_postgres),
+        check: Some(Check::Capacity),
     },
     Rule {
         id: "capacity.redis",
         refuses: "peak Redis clients above a server's `maxClients` or the declared total",
         install_time: "bound: as `capacity.postgres`; each server's `maxClients` is 0 (unchecked) or at least the plan's peak on it, the total at least the plan's total",
         beyond: "as `capacity.postgres`",
-        check: Some(capacity::check_redis),
+        check: Some(Check::Capacity),
     },
     Rule {
         id: "replicas.shared-stores",
         refuses: "a shared store in pod memory while a workload can run more than one pod; Redis stores without `storeRedis.url`",
         install_time: "if/then: `replicaCount` >= 2 or an autoscaler on requires every fatal shared store on `redis`; a store on `redis` requires a non-empty `storeRedis.url`",
         beyond: "set the stores' `backend` to `redis` (the `scale-out` preset does)",
-        check: Some(shared_stores::check),
+        check: Some(Check::Values(shared_stores::check)),
     },
     Rule {
         id: "jobs.partition",
         refuses: "a scheduled job that runs in no workload or in two, for some combination of pools",
         install_time: "const: `scheduling` (jobs, pools, allow-lists) is fixed; the api/jobs on-off combinations that would leave a job without an owner are refused",
         beyond: "change `scheduling` in `shipshape.yaml` and regenerate",
-        check: Some(job_partition::check),
+        check: Some(Check::Values(job_partition::check)),
     },
     Rule {
         id: "pool.single-leader",
         refuses: "a pool with more than one replica (or an HPA up to two or more) and neither leader election nor claiming",
         install_time: "if/then: `replicaCount` >= 2, or an HPA on with `maxReplicas` >= 2, requires `leaderElection` or `claiming`",
         beyond: "turn on `leaderElection` (failover) or `claiming` (parallel)",
-        check: Some(single_leader::check),
+        check: Some(Check::Values(single_leader::check)),
     },
     Rule {
         id: "autoscaling.one-autoscaler",
         refuses: "an HPA and a KEDA ScaledObject on one workload; `minReplicas` above `maxReplicas` (api, pool and worker)",
         install_time: "not: both `enabled`; min <= max enumerated over every `maxReplicas` a plan allows",
         beyond: "turn one autoscaler off; keep `minReplicas` <= `maxReplicas`",
-        check: Some(one_autoscaler::check),
+        check: Some(Check::Values(one_autoscaler::check)),
     },
     Rule {
         id: "rollout.drain",
         refuses: "a grace period shorter than drain + shutdown; a PodDisruptionBudget allowing 0 unavailable (`maxUnavailable` 0, or `minAvailable` at least the workload's fewest pods)",
         install_time: "interval: `drainSeconds` and `shutdownSeconds` at most the plan's, `terminationGracePeriodSeconds` at least their sum; an enabled budget's `maxUnavailable` is not 0 or `0%`, and its `minAvailable` is below `replicaCount` or the autoscaler's `minReplicas`, enumerated over every count a plan allows",
         beyond: "add a preset with the longer drain and its grace period, and regenerate",
-        check: Some(drain::check),
+        check: Some(Check::Values(drain::check)),
     },
     Rule {
         id: "service.exposed-port",
         refuses: "an Ingress or ServiceMonitor on a workload whose Service is off; a Service on a pool or worker without a `port`",
         install_time: "if/then: `ingress.enabled` or `serviceMonitor.enabled` requires `service.enabled`; `service.enabled` requires `port` >= 1",
         beyond: "set the workload's `port` and turn its `service` on",
-        check: Some(exposed_port::check),
+        check: Some(Check::Values(exposed_port::check)),
     },
     Rule {
         id: "rollout.strategy",
         refuses: "a `maxSurge`/`maxUnavailable` Kubernetes refuses (`12.5%`, `-5%`, `\"2\"`, 1.5), or both 0",
         install_time: "pattern and bound: a whole number or `N%` (`maxUnavailable` at most `100%`), never both 0; `maxSurge` adds at most the plan's surge pods",
         beyond: "write counts as numbers and percentages as `N%`",
-        check: Some(rollout_strategy::check),
+        check: Some(Check::Values(rollout_strategy::check)),
     },
     Rule {
         id: "postgres.pooler-mode",
         refuses: "PgBouncer in transaction or statement mode",
         install_time: "if/then: `postgresPooler.enabled` requires `poolMode: session`",
         beyond: "none: transaction pooling runs queries in the wrong tenant's schema",
-        check: Some(pooler_mode::check),
+        check: Some(Check::Values(pooler_mode::check)),
     },
     Rule {
         id: "timeouts.order",
         refuses: "lock > statement or statement > transaction (foreground, background); a deadline <= 0",
         install_time: "interval: lock at most the plan's lock, statement between the plan's lock and transaction, transaction at least the plan's; every deadline above 0",
         beyond: "add a preset with the new deadlines and regenerate",
-        check: Some(timeouts::check),
+        check: Some(Check::Values(timeouts::check)),
     },
     Rule {
         id: "env.managed",
         refuses: "user `env` setting a variable the chart manages; `--workers`/`-w` or `NAME=` for a managed variable anywhere in `args`/`command` (shell strings too); a managed key of `config.<section>` or a plain Redis URL in it",
         install_time: "not: the managed names in `env`, the worker flags and assignments by pattern, the managed keys and `redis://` strings in the settings section",
         beyond: "set `processesPerPod`, the allocation sizes or `startupSettings` instead",
-        check: Some(managed_env::check),
+        check: Some(Check::Values(managed_env::check)),
     },
     Rule {
         id: "env.unique",
         refuses: "a variable name twice in one container's `env` (application container, sidecars, init containers)",
         install_time: "none: draft-07 cannot compare two list items' names; Kubernetes keeps the last entry",
         beyond: "set each variable once",
-        check: Some(env_unique::check),
+        check: Some(Check::Values(env_unique::check)),
     },
     Rule {
         id: "redis.eviction",
         refuses: "a critical Redis server declared with an evicting policy",
         install_time: "const: a critical server's `maxmemoryPolicy` is `noeviction`; roles and the other servers' policies are fixed",
         beyond: "put caches on a `cache` server",
-        check: Some(redis_eviction::check),
+        check: Some(Check::Values(redis_eviction::check)),
     },
     Rule {
         id: "dependencies.bundled",
         refuses: "a bundled evaluation server that would not enforce the declared budget: a reserve not below `maxConnections`, more connections than PostgreSQL runs, a Valkey `maxClients` of 0 or above 65504, an eviction policy Valkey does not know",
         install_time: "derived: the servers' limits are rendered from the budgets the capacity guards read; if/then per plan: the bundled PostgreSQL's `maxConnections` above the plan's reserve bound and at most 262000, a bundled Valkey's `maxClients` in [1, 65504] and `maxmemoryPolicy` one of Valkey's",
         beyond: "use an external server (`bundled.<server>.enabled: false`) and declare its real limits",
-        check: Some(bundled::check),
+        check: Some(Check::Values(bundled::check)),
     },
     Rule {
         id: "settings.one-value",
         refuses: "a workload counted with another size than the configuration file states",
         install_time: "derived: another workload's stated allocation takes the `sizesFrom` workload's size; its own entry is `const`",
         beyond: "change the `sizesFrom` workload's size",
-        check: Some(settings_one_value::check),
+        check: Some(Check::Values(settings_one_value::check)),
     },
     Rule {
         id: "names.unique",
         refuses: "two objects of one kind with the same name for some release name (up to 53 characters) or name override, such as a migrate workload named `config` whose hook ConfigMap would delete the chart's on upgrade",
         install_time: "pattern: `nameOverride` and `fullnameOverride` are empty or DNS labels of at most 63 characters; each name keeps its own suffix, and the guard checks every release name and full name length",
         beyond: "rename a workload, or shorten the spec's `takeover` name templates",
-        check: Some(names::check),
+        check: Some(Check::Values(names::check)),
     },
     Rule {
         id: "security.restricted",
         refuses: "values beyond Pod Security \"restricted\": a privileged container, privilege escalation, running as root, an added capability but `NET_BIND_SERVICE`, a `hostPath` volume, an unconfined seccomp profile (application container, sidecars, init containers)",
         install_time: "not/const, minimum, enum: per workload the same, but for what the spec relaxes for it",
         beyond: "relax a part for one workload in `shipshape.yaml` with a reason (`security.relax.<workload>`); the chart README prints it",
-        check: Some(security_restricted::check),
+        check: Some(Check::Values(security_restricted::check)),
     },
     Rule {
         id: "spec.structure",
@@ -172,18 +193,25 @@ pub const RULES: &[Rule] = &[
         refuses: "values that do not fit the typed model (the guards could not check them)",
         install_time: "bound: every integer at most 2147483647, percentages by pattern, so every accepted value fits the types",
         beyond: "none",
-        check: Some(typed_values::check),
+        check: Some(Check::Values(typed_values::check)),
     },
 ];
 
 /// Runs every guard on one preset's resolved values: every finding, errors first, then
 /// by values path and rule id.
 pub fn check_guards(spec: &Spec, values: &Value) -> Vec<Finding> {
-    let mut findings: Vec<Finding> = RULES
-        .iter()
-        .filter_map(|rule| rule.check)
-        .flat_map(|check| check(spec, values))
-        .collect();
+    check_guards_with(spec, values, capacity::capacity_findings(spec, values))
+}
+
+/// [`check_guards`] with both capacity rules' findings already computed
+/// ([`capacity::capacity_findings_over`]: `generate` shares the capacity report).
+pub fn check_guards_with(spec: &Spec, values: &Value, capacity: Vec<Finding>) -> Vec<Finding> {
+    let mut findings = capacity;
+    for rule in RULES {
+        if let Some(Check::Values(check)) = rule.check {
+            findings.extend(check(spec, values));
+        }
+    }
     findings.sort_by(|a, b| (a.severity, &a.path, a.rule).cmp(&(b.severity, &b.path, b.rule)));
     findings
 }
@@ -272,7 +300,7 @@ mod tests {
             );
             for v in &all {
                 for rule in RULES {
-                    for f in rule.check.map(|c| c(&spec, v)).unwrap_or_default() {
+                    for f in rule.findings(&spec, v) {
                         assert_eq!(f.rule, rule.id, "{f}");
                         seen.insert(f.rule);
                     }
