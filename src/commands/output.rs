@@ -7,7 +7,8 @@
 //! 2. takes `DIR/.out.shipshape-lock` (`flock`, never waiting: a second run is
 //!    refused with "another shipshape run holds `DIR/out`");
 //! 3. refuses a non-empty `DIR/out` without [`OUTPUT_MARKER`];
-//! 4. writes the new tree into `DIR/.out.shipshape-new-PID`;
+//! 4. writes the new tree into `DIR/.out.shipshape-new-PID`, hard-linking each file
+//!    whose bytes are unchanged from `DIR/out` (never writing into a linked file);
 //! 5. swaps it with `DIR/out` in one step (Linux `renameat2(RENAME_EXCHANGE)`;
 //!    elsewhere, or where the file system lacks it, two renames with a rollback);
 //! 6. deletes the old tree and the lock file.
