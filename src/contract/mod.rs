@@ -11,7 +11,20 @@ pub mod schema;
 
 use crate::spec::Spec;
 use crate::values::presets::Preset;
+use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// A JSON object of `entries`, their values moved in. `json!` serializes every value
+/// it interpolates into a copy, so a rule nested in `json!` was copied once per level
+/// (a third of `render` at 400 workloads); the contract nests large parts with this.
+pub(crate) fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), value))
+            .collect(),
+    )
+}
 
 /// Everything the contract is built from, computed once per spec: the presets (with
 /// the built-ins' fitted maxima), every plan's bounds and the root rules. `generate`
@@ -23,6 +36,9 @@ pub struct Contract {
     pub plans: Vec<plans::PlanContract>,
     /// The rules on the whole values tree, plans included.
     pub rules: Vec<rules::RootRule>,
+    /// The largest pod counts the plans allow: the rules that compare two fields are
+    /// enumerated up to them ([`rules::shared_definitions`]).
+    pub pods: plans::PodBounds,
 }
 
 impl Contract {
@@ -30,11 +46,13 @@ impl Contract {
     pub fn of(spec: &Spec) -> Self {
         let presets = crate::capacity::fit::presets(spec);
         let plans = schema::plan_contracts_of(spec, &presets);
-        let rules = rules::root_rules_of(spec, &plans);
+        let pods = plans::PodBounds::of(&plans);
+        let rules = rules::root_rules_with(spec, &plans, pods);
         Contract {
             presets,
             plans,
             rules,
+            pods,
         }
     }
 
@@ -78,6 +96,7 @@ impl Contract {
             presets,
             plans: own,
             rules,
+            pods,
         })
     }
 }
@@ -161,7 +180,7 @@ mod tests {
             let spec = example(example_name);
             let whole = Contract::of(&spec);
             let largest = plans::PodBounds::of(&whole.plans);
-            let whole_schema = schema::values_schema_of(&spec, &whole.rules);
+            let whole_schema = schema::values_schema_of(&spec, &whole);
             let whole_validator = jsonschema::draft7::new(&whole_schema).unwrap();
             for plan in schema::plan_names(&spec) {
                 let own = Contract::for_plan(&spec, whole.presets.clone(), &plan).unwrap();
@@ -170,7 +189,7 @@ mod tests {
                     own.plans[0],
                     whole.plans.iter().find(|p| p.name == plan).unwrap().clone()
                 );
-                let own_schema = schema::values_schema_of(&spec, &own.rules);
+                let own_schema = schema::values_schema_of(&spec, &own);
                 assert!(
                     own_schema.to_string().len() < whole_schema.to_string().len()
                         || whole.plans.len() == 1
@@ -396,10 +415,10 @@ mod tests {
             let spec = example(example_name);
             let whole = Contract::of(&spec);
             let plans = schema::plan_names(&spec);
-            let mut schemas = vec![schema::values_schema_of(&spec, &whole.rules)];
+            let mut schemas = vec![schema::values_schema_of(&spec, &whole)];
             for plan in &plans {
                 let own = Contract::for_plan(&spec, whole.presets.clone(), plan).unwrap();
-                schemas.push(schema::values_schema_of(&spec, &own.rules));
+                schemas.push(schema::values_schema_of(&spec, &own));
             }
             let validators: Vec<_> = schemas
                 .iter()

@@ -21,6 +21,7 @@
 //! its drain window and shutdown.
 
 use crate::capacity::{Capacity, CapacityReport};
+use crate::contract::object;
 use crate::model::INT_MAX;
 use crate::spec::{Spec, WorkloadClass};
 use serde::Serialize;
@@ -97,12 +98,12 @@ impl SchemaTree {
                 .into_iter()
                 .map(|(k, v)| (k, v.build()))
                 .collect();
-            parts.push(json!({ "properties": properties }));
+            parts.push(object([("properties", Value::Object(properties))]));
         }
         match parts.len() {
             0 => json!({}),
             1 => parts.pop().unwrap_or_default(),
-            _ => json!({ "allOf": parts }),
+            _ => object([("allOf", Value::Array(parts))]),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! that draft-07 can say, over the whole values tree (workload flags, shared stores,
 //! the job partition, the structure the spec fixes).
 
+use crate::contract::object;
 use crate::contract::plans::{PlanContract, PodBounds};
 use crate::contract::schema::plan_contracts;
 use crate::spec::{Spec, WorkloadClass};
@@ -234,7 +235,7 @@ pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> 
             rule: "security.restricted",
             path: format!("workloads.{name}"),
             description,
-            schema: json!({"properties": {"workloads": {"properties": {name: schema}}}}),
+            schema: on_workload(name, schema),
         });
     }
     if let Some(settings) = &spec.startup_settings {
@@ -317,20 +318,97 @@ fn rule(rule: &'static str, path: &str, description: String, mut schema: Value) 
 
 /// The rules on a workload that can serve: its PodDisruptionBudget never blocks a
 /// drain (`rollout.drain`), and what routes to it has a Service with a port
-/// (`service.exposed-port`). `largest` is the largest replica count a plan allows: the
-/// budget's `minAvailable` is enumerated below every count up to it.
-fn serving_rules(name: &str, class: WorkloadClass, largest: u64) -> Vec<RootRule> {
+/// (`service.exposed-port`). The two larger ones are shared by every workload of a
+/// class, as definitions ([`shared_definitions`]).
+fn serving_rules(name: &str, class: WorkloadClass) -> Vec<RootRule> {
     let zero = json!({"anyOf": [{"const": 0}, {"const": "0%"}]});
-    let mut rules = vec![rule(
-        "rollout.drain",
-        &format!("workloads.{name}.podDisruptionBudget"),
-        format!("rollout.drain: an enabled `workloads.{name}.podDisruptionBudget` allows at least one unavailable pod, or it blocks every node drain"),
-        on_workload(name, json!({"properties": {"podDisruptionBudget": {
-            "if": {"properties": {"enabled": {"const": true}, "minAvailable": {"const": 0}}},
-            "then": {"properties": {"maxUnavailable": {"not": zero}}}
-        }}})),
-    )];
-    // The fewest pods: the first autoscaler on owns the count, else `replicaCount`.
+    vec![
+        rule(
+            "rollout.drain",
+            &format!("workloads.{name}.podDisruptionBudget"),
+            format!("rollout.drain: an enabled `workloads.{name}.podDisruptionBudget` allows at least one unavailable pod, or it blocks every node drain"),
+            on_workload(name, json!({"properties": {"podDisruptionBudget": {
+                "if": {"properties": {"enabled": {"const": true}, "minAvailable": {"const": 0}}},
+                "then": {"properties": {"maxUnavailable": {"not": zero}}}
+            }}})),
+        ),
+        rule(
+            "rollout.drain",
+            &format!("workloads.{name}.podDisruptionBudget.minAvailable"),
+            format!("rollout.drain: an enabled `workloads.{name}.podDisruptionBudget.minAvailable` stays below the workload's fewest pods (`replicaCount`, or the autoscaler's `minReplicas`), or it blocks every node drain"),
+            on_workload(name, definition_ref(&pdb_below_fewest_pods_name(class))),
+        ),
+        rule(
+            "service.exposed-port",
+            &format!("workloads.{name}"),
+            format!("service.exposed-port: `workloads.{name}.ingress` and `serviceMonitor` need `service.enabled`, and the Service needs `port` >= 1"),
+            on_workload(name, definition_ref(SERVICE_EXPOSED_PORT)),
+        ),
+    ]
+}
+
+/// The definition of `service.exposed-port` on one workload.
+const SERVICE_EXPOSED_PORT: &str = "ServiceExposedPort";
+
+/// The definition of `minReplicas <= maxReplicas` on one autoscaler.
+const MIN_REPLICAS_AT_MOST_MAX: &str = "AutoscalerMinReplicasAtMostMax";
+
+/// The definition of the PodDisruptionBudget's `minAvailable` rule on a workload of
+/// `class` (its autoscalers decide how the fewest pods are counted).
+fn pdb_below_fewest_pods_name(class: WorkloadClass) -> String {
+    format!("PdbMinAvailableBelowFewestPods{class:?}")
+}
+
+/// `{"$ref": "#/definitions/<name>"}`.
+fn definition_ref(name: &str) -> Value {
+    object([("$ref", Value::String(format!("#/definitions/{name}")))])
+}
+
+/// The parts of the root rules that every workload of a class shares, each written
+/// once under `definitions` and referenced from each workload's rule: what routes to
+/// a workload needs a Service with a port; a PodDisruptionBudget's `minAvailable`
+/// stays below the fewest pods, enumerated up to `pods.pod_count`; an autoscaler's
+/// `minReplicas` is at most its `maxReplicas`, enumerated up to `pods.max_replicas`.
+/// Only the definitions the spec's workloads use.
+pub fn shared_definitions(spec: &Spec, pods: PodBounds) -> Map<String, Value> {
+    let mut definitions = Map::new();
+    for (_, workload) in spec.workloads.all() {
+        let class = workload.class();
+        if class.can_serve() {
+            let name = pdb_below_fewest_pods_name(class);
+            if !definitions.contains_key(&name) {
+                definitions.insert(name, pdb_below_fewest_pods(class, pods.pod_count));
+                definitions.insert(SERVICE_EXPOSED_PORT.into(), service_exposed_port());
+            }
+        }
+        if !class.autoscalers().is_empty() && pods.max_replicas >= 1 {
+            definitions.insert(
+                MIN_REPLICAS_AT_MOST_MAX.into(),
+                min_replicas_at_most_max(pods.max_replicas),
+            );
+        }
+    }
+    definitions
+}
+
+/// `service.exposed-port` on one workload.
+fn service_exposed_port() -> Value {
+    let on = |key: &str| json!({"required": [key], "properties": {key: {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}});
+    let mut exposed = vec![json!({
+        "if": on("service"),
+        "then": {"properties": {"port": {"minimum": 1}}}
+    })];
+    for key in ["ingress", "serviceMonitor"] {
+        exposed.push(json!({"if": on(key), "then": on("service")}));
+    }
+    object([("allOf", Value::Array(exposed))])
+}
+
+/// `rollout.drain` on the `minAvailable` of a workload of `class`: one member per way
+/// the fewest pods are counted (the first autoscaler on owns the count, else
+/// `replicaCount`), with the PDB on; inside it, one `if count <= k then minAvailable
+/// <= k - 1` per k up to `largest`, the largest pod count a plan allows.
+fn pdb_below_fewest_pods(class: WorkloadClass, largest: u64) -> Value {
     let off: Map<String, Value> = class
         .autoscalers()
         .iter()
@@ -358,11 +436,8 @@ fn serving_rules(name: &str, class: WorkloadClass, largest: u64) -> Vec<RootRule
         );
         fewest.push((json!({"properties": props}), format!("{key}.minReplicas")));
     }
-    let description = format!("rollout.drain: an enabled `workloads.{name}.podDisruptionBudget.minAvailable` stays below the workload's fewest pods (`replicaCount`, or the autoscaler's `minReplicas`), or it blocks every node drain");
-    // One member per way the fewest pods are counted, with the PDB on; inside it, one
-    // `if count <= k then minAvailable <= k - 1` per k.
     let mut members = Vec::new();
-    for (mode, count) in &fewest {
+    for (mode, count) in fewest {
         let (parent, leaf) = match count.split_once('.') {
             Some((p, l)) => (Some(p), l),
             None => (None, count.as_str()),
@@ -371,49 +446,58 @@ fn serving_rules(name: &str, class: WorkloadClass, largest: u64) -> Vec<RootRule
             .map(|k| {
                 let at_most = json!({"properties": {leaf: {"maximum": k}}});
                 let count_at_most = match parent {
-                    Some(p) => json!({"properties": {p: at_most}}),
+                    Some(p) => object([("properties", object([(p, at_most)]))]),
                     None => at_most,
                 };
-                json!({
-                    "if": count_at_most,
-                    "then": {"properties": {"podDisruptionBudget": {"properties": {"minAvailable": {"maximum": k.saturating_sub(1)}}}}}
-                })
+                object([
+                    ("if", count_at_most),
+                    ("then", json!({"properties": {"podDisruptionBudget": {"properties": {"minAvailable": {"maximum": k.saturating_sub(1)}}}}})),
+                ])
             })
             .collect();
-        members.push(json!({
-            "if": {"allOf": [
-                mode,
-                {"properties": {"podDisruptionBudget": {"properties": {"enabled": {"const": true}}}}}
-            ]},
-            "then": {"allOf": steps}
-        }));
+        members.push(object([
+            (
+                "if",
+                object([(
+                    "allOf",
+                    Value::Array(vec![
+                        mode,
+                        json!({"properties": {"podDisruptionBudget": {"properties": {"enabled": {"const": true}}}}}),
+                    ]),
+                )]),
+            ),
+            ("then", object([("allOf", Value::Array(steps))])),
+        ]));
     }
-    rules.push(rule(
-        "rollout.drain",
-        &format!("workloads.{name}.podDisruptionBudget.minAvailable"),
-        description,
-        on_workload(name, json!({"allOf": members})),
-    ));
-    let on = |key: &str| json!({"required": [key], "properties": {key: {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}});
-    let mut exposed = vec![json!({
-        "if": on("service"),
-        "then": {"properties": {"port": {"minimum": 1}}}
-    })];
-    for key in ["ingress", "serviceMonitor"] {
-        exposed.push(json!({"if": on(key), "then": on("service")}));
-    }
-    rules.push(rule(
-        "service.exposed-port",
-        &format!("workloads.{name}"),
-        format!("service.exposed-port: `workloads.{name}.ingress` and `serviceMonitor` need `service.enabled`, and the Service needs `port` >= 1"),
-        on_workload(name, json!({"allOf": exposed})),
-    ));
-    rules
+    object([("allOf", Value::Array(members))])
+}
+
+/// `autoscaling.one-autoscaler`'s `minReplicas <= maxReplicas` on one autoscaler,
+/// enumerated over `largest`, the largest `maxReplicas` a plan allows.
+fn min_replicas_at_most_max(largest: u64) -> Value {
+    let members: Vec<Value> = (1..=largest)
+        .map(|k| {
+            json!({
+                "if": {"properties": {"maxReplicas": {"maximum": k}}},
+                "then": {"properties": {"minReplicas": {"maximum": k}}}
+            })
+        })
+        .collect();
+    object([
+        ("if", json!({"properties": {"enabled": {"const": true}}})),
+        ("then", object([("allOf", Value::Array(members))])),
+    ])
 }
 
 /// `{"workloads": {"properties": {name: schema}}}` as a root schema.
 fn on_workload(name: &str, schema: Value) -> Value {
-    json!({"properties": {"workloads": {"properties": {name: schema}}}})
+    object([(
+        "properties",
+        object([(
+            "workloads",
+            object([("properties", object([(name, schema)]))]),
+        )]),
+    )])
 }
 
 /// The install-time rules added for invariant 7: the capacity plans, the structure
@@ -433,10 +517,10 @@ fn contract_rules(
             "capacity.plan",
             crate::values::presets::PLAN_KEY,
             format!("capacity.plan: with `capacityPlan: {name}` the values stay within the bounds plan `{name}` was checked with (chart README); to go beyond them add a preset to `shipshape.yaml` and regenerate"),
-            json!({
-                "if": {"properties": {crate::values::presets::PLAN_KEY: {"const": name}}},
-                "then": plan.schema
-            }),
+            object([
+                ("if", json!({"properties": {crate::values::presets::PLAN_KEY: {"const": name}}})),
+                ("then", plan.schema.clone()),
+            ]),
         ));
     }
 
@@ -495,30 +579,21 @@ fn contract_rules(
         ));
     }
 
-    // minReplicas <= maxReplicas, enumerated over the largest maxReplicas a plan allows.
-    let largest = pods.max_replicas;
-    for (name, workload) in spec.workloads.all() {
-        for &key in workload.class().autoscalers() {
-            let description = format!("autoscaling.one-autoscaler: `workloads.{name}.{key}.minReplicas` must not exceed `maxReplicas`");
-            let members: Vec<Value> = (1..=largest)
-                .map(|k| {
-                    json!({
-                        "if": {"properties": {"maxReplicas": {"maximum": k}}},
-                        "then": {"properties": {"minReplicas": {"maximum": k}}}
-                    })
-                })
-                .collect();
-            if !members.is_empty() {
+    // minReplicas <= maxReplicas, enumerated over the largest maxReplicas a plan allows
+    // (one definition every autoscaler shares).
+    if pods.max_replicas >= 1 {
+        for (name, workload) in spec.workloads.all() {
+            for &key in workload.class().autoscalers() {
                 rules.push(rule(
                     "autoscaling.one-autoscaler",
                     &format!("workloads.{name}.{key}"),
-                    description.clone(),
+                    format!("autoscaling.one-autoscaler: `workloads.{name}.{key}.minReplicas` must not exceed `maxReplicas`"),
                     on_workload(
                         name,
-                        json!({"properties": {key: {
-                            "if": {"properties": {"enabled": {"const": true}}},
-                            "then": {"allOf": members}
-                        }}}),
+                        object([(
+                            "properties",
+                            object([(key, definition_ref(MIN_REPLICAS_AT_MOST_MAX))]),
+                        )]),
                     ),
                 ));
             }
@@ -543,8 +618,7 @@ fn contract_rules(
             }}}})),
         ));
         if class.can_serve() {
-            let largest = pods.pod_count;
-            rules.extend(serving_rules(name, class, largest));
+            rules.extend(serving_rules(name, class));
         }
     }
 
@@ -679,7 +753,7 @@ fn structure_schema(spec: &Spec, defaults: &Value) -> Value {
     let fixed = |tree: &mut crate::contract::plans::SchemaTree, path: &[&str]| {
         let value = path.iter().try_fold(defaults, |v, k| v.get(*k)).cloned();
         match value {
-            Some(v) => tree.add(path, json!({"const": v})),
+            Some(v) => tree.add(path, object([("const", v)])),
             None => tree.add(path, json!({"not": {}})),
         }
     };

@@ -2,6 +2,7 @@
 //! (`shipshape schema`, committed as `schemas/shipshape.schema.json`) and the chart's
 //! `values.schema.json` (draft-07, self-contained: local `$ref`s only).
 
+use crate::contract::plans::PodBounds;
 use crate::contract::rules::{root_rules, RootRule};
 use crate::model::{
     ApiValues, ConfigFileValues, DependencyCapacity, ImageValues, JobsValues, LocalObjectReference,
@@ -27,17 +28,23 @@ pub fn spec_schema() -> Value {
 /// The chart's `values.schema.json`: the values model's types, with one property per
 /// workload of the spec holding that workload's class schema.
 pub fn values_schema(spec: &Spec) -> Value {
-    values_schema_of(spec, &root_rules(spec))
+    values_schema_of(spec, &crate::contract::Contract::of(spec))
 }
 
-/// [`values_schema`] with the root rules already computed ([`crate::contract::Contract`]).
-pub fn values_schema_of(spec: &Spec, root_rules: &[RootRule]) -> Value {
-    values_schema_with(spec, root_rules.iter().map(|r| r.schema.clone()).collect())
+/// [`values_schema`] of a contract already computed.
+pub fn values_schema_of(spec: &Spec, contract: &crate::contract::Contract) -> Value {
+    values_schema_with(
+        spec,
+        contract.rules.iter().map(|r| r.schema.clone()).collect(),
+        contract.pods,
+    )
 }
 
 /// [`values_schema_of`] taking the root rules' schemas by value, so they are moved into
-/// the schema rather than copied (`render`'s peak memory at 400 workloads).
-pub fn values_schema_with(spec: &Spec, rules: Vec<Value>) -> Value {
+/// the schema rather than copied (`render`'s peak memory at 400 workloads), and the pod
+/// bounds their shared definitions are enumerated over
+/// ([`crate::contract::rules::shared_definitions`]).
+pub fn values_schema_with(spec: &Spec, rules: Vec<Value>, pods: PodBounds) -> Value {
     let mut gen = generator();
     let mut workloads = Map::new();
     // Each class's schema is generated once and copied for each of its workloads.
@@ -162,11 +169,13 @@ pub fn values_schema_with(spec: &Spec, rules: Vec<Value>) -> Value {
         "workloads": {
             "description": "The workloads, by name.",
             "type": "object",
-            "properties": workloads,
+            "properties": {},
             "required": names,
             "additionalProperties": false
         }
     });
+    // Moved in: `json!` would copy every workload's schema.
+    properties["workloads"]["properties"] = Value::Object(workloads);
     if spec.startup_settings.is_none() {
         if let Value::Object(p) = &mut properties {
             p.remove("startupSettings");
@@ -174,15 +183,16 @@ pub fn values_schema_with(spec: &Spec, rules: Vec<Value>) -> Value {
     }
     let mut definitions = gen.take_definitions(true);
     definitions.extend(crate::contract::rules::rule_definitions(spec));
+    definitions.extend(crate::contract::rules::shared_definitions(spec, pods));
     let mut root = json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": format!("Values of the {} chart", spec.chart.name),
         "type": "object",
-        "properties": properties,
         "required": ["capacityPlan", "nameOverride", "fullnameOverride", "image", "imagePullSecrets", "serviceAccount", "configFile", "config", "features", "featureSwitches", "bundled", "replicaStrict", "stores", "storeRedis", "secrets", "scheduling", "managedEnv", "postgresPooler", "dependencyCapacity", "workloads", "extraObjects"],
         "additionalProperties": false,
-        "definitions": Value::Object(definitions.into_iter().collect()),
     });
+    root["properties"] = properties;
+    root["definitions"] = Value::Object(definitions.into_iter().collect());
     tidy(&mut root);
     require_non_nullable(&mut root);
     if let Value::Object(m) = &mut root {
@@ -428,8 +438,11 @@ fn close_workload_maps(schema: Value, workload: &Value) -> Value {
         }
         other => vec![other],
     };
-    all_of.push(json!({"properties": overrides}));
-    json!({ "allOf": all_of })
+    all_of.push(crate::contract::object([(
+        "properties",
+        Value::Object(overrides),
+    )]));
+    crate::contract::object([("allOf", Value::Array(all_of))])
 }
 
 /// Removes `format` annotations schemars adds for Rust integer widths (`uint32`):
