@@ -25,8 +25,7 @@ use crate::generate::{generate_outputs, GenerateError, OutputFiles};
 use crate::objects::build_objects;
 use crate::spec::{load_spec, Spec, SpecError};
 use crate::values::{
-    check_values_schema, parse_set_args, parse_values_yaml, resolve_values, ValuesError,
-    ValuesSource,
+    check_values_schema, parse_set_args, parse_values_yaml, ValuesError, ValuesSource,
 };
 use std::fs;
 use std::io::{self, Write};
@@ -380,7 +379,13 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
                 .values,
         ),
     };
-    let values = resolve_values(spec, overlay, &sources);
+    let defaults = crate::values::default_values(spec);
+    let no_defaults = serde_json::Map::new();
+    let values = crate::values::resolve_values_over(
+        defaults.as_object().unwrap_or(&no_defaults),
+        overlay,
+        &sources,
+    );
     let describe = describe_sources(options);
     let whole_schema = || check_values_schema(&values, &values_schema(spec), &describe);
     // The schema of the plan the values name decides them as the whole schema does;
@@ -388,7 +393,7 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
     let plan = values
         .get(crate::values::presets::PLAN_KEY)
         .and_then(serde_json::Value::as_str);
-    let checked = match plan.and_then(|p| Contract::for_plan(spec, all, p)) {
+    let checked = match plan.and_then(|p| Contract::for_plan_over(spec, all, p, &defaults)) {
         Some(contract) => {
             // The plan's rules are moved into the schema, not copied. Both are freed
             // here: what follows reuses their memory (peak memory at 400 workloads).

@@ -4,7 +4,9 @@
 //! - [`schema`]: the schema itself, from the model's types plus the rules below.
 //! - [`rules`]: the guards draft-07 can say, as `if`/`then` rules on the whole tree.
 //! - [`plans`]: one checked capacity plan per preset, as bounds in the schema.
+//! - [`definitions`]: the parts of rules every workload of a class shares, written once.
 
+pub mod definitions;
 pub mod plans;
 pub mod rules;
 pub mod schema;
@@ -37,17 +39,25 @@ pub struct Contract {
     /// The rules on the whole values tree, plans included.
     pub rules: Vec<rules::RootRule>,
     /// The largest pod counts the plans allow: the rules that compare two fields are
-    /// enumerated up to them ([`rules::shared_definitions`]).
+    /// enumerated up to them ([`definitions::shared_definitions`]).
     pub pods: plans::PodBounds,
 }
 
 impl Contract {
     /// Computes the presets, the plans and the rules of `spec`.
     pub fn of(spec: &Spec) -> Self {
+        Contract::over(spec, &crate::values::default_values(spec))
+    }
+
+    /// [`Contract::of`] over the chart's defaults already built
+    /// ([`crate::values::default_values`]).
+    pub fn over(spec: &Spec, defaults: &Value) -> Self {
         let presets = crate::capacity::fit::presets(spec);
-        let plans = schema::plan_contracts_of(spec, &presets);
+        let no_defaults = serde_json::Map::new();
+        let map = defaults.as_object().unwrap_or(&no_defaults);
+        let plans = schema::plan_contracts_over(spec, &presets, map);
         let pods = plans::PodBounds::of(&plans);
-        let rules = rules::root_rules_with(spec, &plans, pods);
+        let rules = rules::root_rules_over(spec, &plans, pods, defaults);
         Contract {
             presets,
             plans,
@@ -74,15 +84,26 @@ impl Contract {
     /// rules are `if capacityPlan == <other>`; `render` checks with it and builds the
     /// whole schema only to word the violations of values it refuses.
     pub fn for_plan(spec: &Spec, presets: BTreeMap<String, Preset>, plan: &str) -> Option<Self> {
+        Contract::for_plan_over(spec, presets, plan, &crate::values::default_values(spec))
+    }
+
+    /// [`Contract::for_plan`] over the chart's defaults already built.
+    pub fn for_plan_over(
+        spec: &Spec,
+        presets: BTreeMap<String, Preset>,
+        plan: &str,
+        defaults: &Value,
+    ) -> Option<Self> {
         let names = schema::plan_names_of(&presets);
         if !names.iter().any(|n| n == plan) {
             return None;
         }
-        let defaults = crate::values::default_values_map(spec);
+        let no_defaults = serde_json::Map::new();
+        let map = defaults.as_object().unwrap_or(&no_defaults);
         let mut pods = plans::PodBounds::default();
         let mut own = Vec::new();
         for name in &names {
-            let values = schema::plan_values_over(&defaults, &presets, name);
+            let values = schema::plan_values_over(map, &presets, name);
             if name == plan {
                 let contract = plans::plan_contract(spec, name, &values);
                 pods = pods.max(plans::PodBounds::of(std::slice::from_ref(&contract)));
@@ -91,7 +112,7 @@ impl Contract {
                 pods = pods.max(plans::pod_bounds(spec, &values));
             }
         }
-        let rules = rules::root_rules_with(spec, &own, pods);
+        let rules = rules::root_rules_over(spec, &own, pods, defaults);
         Some(Contract {
             presets,
             plans: own,

@@ -2,6 +2,9 @@
 //! that draft-07 can say, over the whole values tree (workload flags, shared stores,
 //! the job partition, the structure the spec fixes).
 
+use crate::contract::definitions::{
+    definition_ref, pdb_below_fewest_pods_name, MIN_REPLICAS_AT_MOST_MAX, SERVICE_EXPOSED_PORT,
+};
 use crate::contract::object;
 use crate::contract::plans::{PlanContract, PodBounds};
 use crate::contract::schema::plan_contracts;
@@ -109,7 +112,17 @@ pub fn root_rules_of(spec: &Spec, plans: &[PlanContract]) -> Vec<RootRule> {
 /// [`root_rules`] with one `capacity.plan` rule per plan of `plans`, and the rules
 /// that compare two fields enumerated over `pods`.
 pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> Vec<RootRule> {
-    let defaults = crate::values::default_values(spec);
+    root_rules_over(spec, plans, pods, &crate::values::default_values(spec))
+}
+
+/// [`root_rules_with`] over the chart's defaults already built
+/// ([`crate::values::default_values`]).
+pub fn root_rules_over(
+    spec: &Spec,
+    plans: &[PlanContract],
+    pods: PodBounds,
+    defaults: &Value,
+) -> Vec<RootRule> {
     let mut rules = Vec::new();
     let fatal = fatal_shared_stores(spec);
     for (name, workload) in spec.workloads.all() {
@@ -165,7 +178,7 @@ pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> 
         }
     }
     for (name, _) in spec.workloads.all() {
-        let managed = crate::guards::managed_env_names(&defaults, name);
+        let managed = crate::guards::managed_env_names(defaults, name);
         if !managed.is_empty() {
             let description = format!(
                 "env.managed: `workloads.{name}.env` may not set a variable the chart manages ({})",
@@ -180,7 +193,7 @@ pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> 
                 }}}}}}}}}}),
             });
         }
-        let database = crate::guards::database_env_names(&defaults);
+        let database = crate::guards::database_env_names(defaults);
         if !database.is_empty() {
             let description = format!(
                 "env.managed: while `bundled.postgres.enabled`, `workloads.{name}.env` may not set the database variables the chart points at the bundled server ({})",
@@ -240,7 +253,7 @@ pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> 
     }
     if let Some(settings) = &spec.startup_settings {
         let section = &settings.section;
-        let managed = crate::guards::managed_settings_keys(&defaults);
+        let managed = crate::guards::managed_settings_keys(defaults);
         let description = format!(
             "env.managed: `config.{section}` is a mapping whose managed keys ({}) are written by the chart from `startupSettings`, the allocations and the feature flags; its other keys are free",
             managed.join(", ")
@@ -300,7 +313,7 @@ pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> 
             "then": {"properties": {"postgresPooler": {"properties": {"poolMode": {"const": "session"}}}}}
         }),
     });
-    rules.extend(contract_rules(spec, plans, pods, &defaults));
+    rules.extend(contract_rules(spec, plans, pods, defaults));
     rules
 }
 
@@ -319,7 +332,8 @@ fn rule(rule: &'static str, path: &str, description: String, mut schema: Value) 
 /// The rules on a workload that can serve: its PodDisruptionBudget never blocks a
 /// drain (`rollout.drain`), and what routes to it has a Service with a port
 /// (`service.exposed-port`). The two larger ones are shared by every workload of a
-/// class, as definitions ([`shared_definitions`]).
+/// class, as definitions
+/// ([`crate::contract::definitions::shared_definitions`]).
 fn serving_rules(name: &str, class: WorkloadClass) -> Vec<RootRule> {
     let zero = json!({"anyOf": [{"const": 0}, {"const": "0%"}]});
     vec![
@@ -345,148 +359,6 @@ fn serving_rules(name: &str, class: WorkloadClass) -> Vec<RootRule> {
             on_workload(name, definition_ref(SERVICE_EXPOSED_PORT)),
         ),
     ]
-}
-
-/// The definition of `service.exposed-port` on one workload.
-const SERVICE_EXPOSED_PORT: &str = "ServiceExposedPort";
-
-/// The definition of `minReplicas <= maxReplicas` on one autoscaler.
-const MIN_REPLICAS_AT_MOST_MAX: &str = "AutoscalerMinReplicasAtMostMax";
-
-/// The definition of the PodDisruptionBudget's `minAvailable` rule on a workload of
-/// `class` (its autoscalers decide how the fewest pods are counted).
-fn pdb_below_fewest_pods_name(class: WorkloadClass) -> String {
-    format!("PdbMinAvailableBelowFewestPods{class:?}")
-}
-
-/// `{"$ref": "#/definitions/<name>"}`.
-fn definition_ref(name: &str) -> Value {
-    object([("$ref", Value::String(format!("#/definitions/{name}")))])
-}
-
-/// The parts of the root rules that every workload of a class shares, each written
-/// once under `definitions` and referenced from each workload's rule: what routes to
-/// a workload needs a Service with a port; a PodDisruptionBudget's `minAvailable`
-/// stays below the fewest pods, enumerated up to `pods.pod_count`; an autoscaler's
-/// `minReplicas` is at most its `maxReplicas`, enumerated up to `pods.max_replicas`.
-/// Only the definitions the spec's workloads use.
-pub fn shared_definitions(spec: &Spec, pods: PodBounds) -> Map<String, Value> {
-    let mut definitions = Map::new();
-    for (_, workload) in spec.workloads.all() {
-        let class = workload.class();
-        if class.can_serve() {
-            let name = pdb_below_fewest_pods_name(class);
-            if !definitions.contains_key(&name) {
-                definitions.insert(name, pdb_below_fewest_pods(class, pods.pod_count));
-                definitions.insert(SERVICE_EXPOSED_PORT.into(), service_exposed_port());
-            }
-        }
-        if !class.autoscalers().is_empty() && pods.max_replicas >= 1 {
-            definitions.insert(
-                MIN_REPLICAS_AT_MOST_MAX.into(),
-                min_replicas_at_most_max(pods.max_replicas),
-            );
-        }
-    }
-    definitions
-}
-
-/// `service.exposed-port` on one workload.
-fn service_exposed_port() -> Value {
-    let on = |key: &str| json!({"required": [key], "properties": {key: {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}});
-    let mut exposed = vec![json!({
-        "if": on("service"),
-        "then": {"properties": {"port": {"minimum": 1}}}
-    })];
-    for key in ["ingress", "serviceMonitor"] {
-        exposed.push(json!({"if": on(key), "then": on("service")}));
-    }
-    object([("allOf", Value::Array(exposed))])
-}
-
-/// `rollout.drain` on the `minAvailable` of a workload of `class`: one member per way
-/// the fewest pods are counted (the first autoscaler on owns the count, else
-/// `replicaCount`), with the PDB on; inside it, one `if count <= k then minAvailable
-/// <= k - 1` per k up to `largest`, the largest pod count a plan allows.
-fn pdb_below_fewest_pods(class: WorkloadClass, largest: u64) -> Value {
-    let off: Map<String, Value> = class
-        .autoscalers()
-        .iter()
-        .map(|key| {
-            (
-                key.to_string(),
-                json!({"properties": {"enabled": {"const": false}}}),
-            )
-        })
-        .collect();
-    let mut fewest = vec![(json!({"properties": off}), "replicaCount".to_string())];
-    for (i, key) in class.autoscalers().iter().enumerate() {
-        let mut props: Map<String, Value> = class.autoscalers()[..i]
-            .iter()
-            .map(|k| {
-                (
-                    k.to_string(),
-                    json!({"properties": {"enabled": {"const": false}}}),
-                )
-            })
-            .collect();
-        props.insert(
-            key.to_string(),
-            json!({"properties": {"enabled": {"const": true}}}),
-        );
-        fewest.push((json!({"properties": props}), format!("{key}.minReplicas")));
-    }
-    let mut members = Vec::new();
-    for (mode, count) in fewest {
-        let (parent, leaf) = match count.split_once('.') {
-            Some((p, l)) => (Some(p), l),
-            None => (None, count.as_str()),
-        };
-        let steps: Vec<Value> = (0..=largest)
-            .map(|k| {
-                let at_most = json!({"properties": {leaf: {"maximum": k}}});
-                let count_at_most = match parent {
-                    Some(p) => object([("properties", object([(p, at_most)]))]),
-                    None => at_most,
-                };
-                object([
-                    ("if", count_at_most),
-                    ("then", json!({"properties": {"podDisruptionBudget": {"properties": {"minAvailable": {"maximum": k.saturating_sub(1)}}}}})),
-                ])
-            })
-            .collect();
-        members.push(object([
-            (
-                "if",
-                object([(
-                    "allOf",
-                    Value::Array(vec![
-                        mode,
-                        json!({"properties": {"podDisruptionBudget": {"properties": {"enabled": {"const": true}}}}}),
-                    ]),
-                )]),
-            ),
-            ("then", object([("allOf", Value::Array(steps))])),
-        ]));
-    }
-    object([("allOf", Value::Array(members))])
-}
-
-/// `autoscaling.one-autoscaler`'s `minReplicas <= maxReplicas` on one autoscaler,
-/// enumerated over `largest`, the largest `maxReplicas` a plan allows.
-fn min_replicas_at_most_max(largest: u64) -> Value {
-    let members: Vec<Value> = (1..=largest)
-        .map(|k| {
-            json!({
-                "if": {"properties": {"maxReplicas": {"maximum": k}}},
-                "then": {"properties": {"minReplicas": {"maximum": k}}}
-            })
-        })
-        .collect();
-    object([
-        ("if", json!({"properties": {"enabled": {"const": true}}})),
-        ("then", object([("allOf", Value::Array(members))])),
-    ])
 }
 
 /// `{"workloads": {"properties": {name: schema}}}` as a root schema.

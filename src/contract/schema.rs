@@ -43,7 +43,7 @@ pub fn values_schema_of(spec: &Spec, contract: &crate::contract::Contract) -> Va
 /// [`values_schema_of`] taking the root rules' schemas by value, so they are moved into
 /// the schema rather than copied (`render`'s peak memory at 400 workloads), and the pod
 /// bounds their shared definitions are enumerated over
-/// ([`crate::contract::rules::shared_definitions`]).
+/// ([`crate::contract::definitions::shared_definitions`]).
 pub fn values_schema_with(spec: &Spec, rules: Vec<Value>, pods: PodBounds) -> Value {
     let mut gen = generator();
     let mut workloads = Map::new();
@@ -183,7 +183,7 @@ pub fn values_schema_with(spec: &Spec, rules: Vec<Value>, pods: PodBounds) -> Va
     }
     let mut definitions = gen.take_definitions(true);
     definitions.extend(crate::contract::rules::rule_definitions(spec));
-    definitions.extend(crate::contract::rules::shared_definitions(spec, pods));
+    definitions.extend(crate::contract::definitions::shared_definitions(spec, pods));
     let mut root = json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": format!("Values of the {} chart", spec.chart.name),
@@ -246,11 +246,19 @@ pub fn plan_contracts_of(
     spec: &Spec,
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
 ) -> Vec<crate::contract::plans::PlanContract> {
-    let defaults = crate::values::default_values_map(spec);
+    plan_contracts_over(spec, presets, &crate::values::default_values_map(spec))
+}
+
+/// [`plan_contracts_of`] over the chart's defaults already built.
+pub fn plan_contracts_over(
+    spec: &Spec,
+    presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
+    defaults: &Map<String, Value>,
+) -> Vec<crate::contract::plans::PlanContract> {
     plan_names_of(presets)
         .iter()
         .map(|name| {
-            let values = plan_values_over(&defaults, presets, name);
+            let values = plan_values_over(defaults, presets, name);
             crate::contract::plans::plan_contract(spec, name, &values)
         })
         .collect()
