@@ -148,3 +148,141 @@ fn min_replicas_at_most_max(largest: u64) -> Value {
         ("then", object([("allOf", Value::Array(members))])),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::example;
+
+    /// Whether a workload's values match the named shared definition.
+    fn matches(definitions: &Map<String, Value>, name: &str, workload: Value) -> bool {
+        let schema = json!({
+            "definitions": definitions,
+            "$ref": format!("#/definitions/{name}")
+        });
+        jsonschema::draft7::new(&schema)
+            .unwrap()
+            .is_valid(&workload)
+    }
+
+    /// Each serving class has its own `minAvailable` definition, counting the fewest
+    /// pods by its own autoscalers: `minAvailable` one below the fewest is accepted, at
+    /// the fewest refused, for `replicaCount` and each autoscaler's `minReplicas`, up to
+    /// the largest pod count and at it.
+    #[test]
+    fn each_class_keeps_min_available_below_its_own_fewest_pods() {
+        let spec = example("agent-platform");
+        let largest = 6;
+        let definitions = shared_definitions(
+            &spec,
+            PodBounds {
+                max_replicas: 3,
+                pod_count: largest,
+            },
+        );
+        let pdb = |min: u64| json!({"enabled": true, "minAvailable": min});
+        for class in [
+            WorkloadClass::Api,
+            WorkloadClass::Pool,
+            WorkloadClass::Worker,
+        ] {
+            let name = pdb_below_fewest_pods_name(class);
+            for fewest in [1, 3, largest] {
+                // Values always hold every autoscaler of the class (the defaults do).
+                let by_count = |min| {
+                    let mut v = json!({"replicaCount": fewest, "podDisruptionBudget": pdb(min)});
+                    for key in class.autoscalers() {
+                        v[*key] = json!({"enabled": false, "minReplicas": 1});
+                    }
+                    v
+                };
+                assert!(
+                    matches(&definitions, &name, by_count(fewest - 1)),
+                    "{name} {fewest}"
+                );
+                assert!(
+                    !matches(&definitions, &name, by_count(fewest)),
+                    "{name} {fewest}"
+                );
+                for key in class.autoscalers() {
+                    let on = |min| {
+                        let mut v = json!({"replicaCount": 1, "podDisruptionBudget": pdb(min)});
+                        for other in class.autoscalers() {
+                            v[*other] = json!({"enabled": other == key, "minReplicas": 1});
+                        }
+                        v[*key]["minReplicas"] = json!(fewest);
+                        v
+                    };
+                    assert!(
+                        matches(&definitions, &name, on(fewest - 1)),
+                        "{name} {key} {fewest}"
+                    );
+                    assert!(
+                        !matches(&definitions, &name, on(fewest)),
+                        "{name} {key} {fewest}"
+                    );
+                }
+            }
+            // Off: no bound.
+            let off = json!({"replicaCount": 1, "podDisruptionBudget": {"enabled": false, "minAvailable": 5}});
+            assert!(matches(&definitions, &name, off), "{name}");
+        }
+        assert_ne!(
+            pdb_below_fewest_pods_name(WorkloadClass::Pool),
+            pdb_below_fewest_pods_name(WorkloadClass::Worker)
+        );
+    }
+
+    /// `minReplicas <= maxReplicas` up to the largest `maxReplicas`, only while the
+    /// autoscaler is on; the exposed-port rule needs a Service with a port.
+    #[test]
+    fn the_autoscaler_and_exposed_port_definitions_say_their_rules() {
+        let spec = example("agent-platform");
+        let definitions = shared_definitions(
+            &spec,
+            PodBounds {
+                max_replicas: 4,
+                pod_count: 4,
+            },
+        );
+        let hpa = |on: bool, min: u64, max: u64| json!({"enabled": on, "minReplicas": min, "maxReplicas": max});
+        for (on, min, max, ok) in [
+            (true, 1, 1, true),
+            (true, 2, 1, false),
+            (true, 4, 4, true),
+            (true, 5, 4, false),
+            (true, 3, 4, true),
+            (false, 4, 1, true),
+        ] {
+            assert_eq!(
+                matches(&definitions, MIN_REPLICAS_AT_MOST_MAX, hpa(on, min, max)),
+                ok,
+                "{on} {min} {max}"
+            );
+        }
+        let service = |on: bool, port: u64| json!({"service": {"enabled": on}, "port": port});
+        assert!(matches(
+            &definitions,
+            SERVICE_EXPOSED_PORT,
+            service(true, 1)
+        ));
+        assert!(!matches(
+            &definitions,
+            SERVICE_EXPOSED_PORT,
+            service(true, 0)
+        ));
+        let mut ingress = service(false, 8080);
+        ingress["ingress"] = json!({"enabled": true});
+        assert!(!matches(
+            &definitions,
+            SERVICE_EXPOSED_PORT,
+            ingress.clone()
+        ));
+        ingress["service"]["enabled"] = json!(true);
+        assert!(matches(&definitions, SERVICE_EXPOSED_PORT, ingress));
+        // Without autoscalers enumerated over, no such definition.
+        let none = shared_definitions(&spec, PodBounds::default());
+        assert!(!none.contains_key(MIN_REPLICAS_AT_MOST_MAX));
+        assert!(none.contains_key(SERVICE_EXPOSED_PORT));
+    }
+}
