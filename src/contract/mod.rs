@@ -100,16 +100,17 @@ impl Contract {
         }
         let no_defaults = serde_json::Map::new();
         let map = defaults.as_object().unwrap_or(&no_defaults);
+        let exprs = crate::capacity::capacity_exprs(spec);
         let mut pods = plans::PodBounds::default();
         let mut own = Vec::new();
         for name in &names {
             let values = schema::plan_values_over(map, &presets, name);
             if name == plan {
-                let contract = plans::plan_contract(spec, name, &values);
+                let contract = plans::plan_contract_over(&exprs, spec, name, &values);
                 pods = pods.max(plans::PodBounds::of(std::slice::from_ref(&contract)));
                 own.push(contract);
             } else {
-                pods = pods.max(plans::pod_bounds(spec, &values));
+                pods = pods.max(plans::pod_bounds_over(&exprs, spec, &values));
             }
         }
         let rules = rules::root_rules_over(spec, &own, pods, defaults);

@@ -20,7 +20,7 @@
 //! them: lock <= statement <= transaction timeouts, and the api's grace period against
 //! its drain window and shutdown.
 
-use crate::capacity::{Capacity, CapacityReport};
+use crate::capacity::{capacity_exprs, Capacity, CapacityExprs, CapacityReport};
 use crate::contract::object;
 use crate::model::INT_MAX;
 use crate::spec::{Spec, WorkloadClass};
@@ -151,8 +151,8 @@ fn flag(values: &Value, path: &[&str]) -> bool {
     get(values, path).and_then(Value::as_bool).unwrap_or(false)
 }
 
-fn report(spec: &Spec, values: &Value) -> Option<(CapacityReport, bool)> {
-    let capacity = Capacity::of(spec, values);
+fn report(exprs: &CapacityExprs, spec: &Spec, values: &Value) -> Option<(CapacityReport, bool)> {
+    let capacity = Capacity::over(exprs, spec, values);
     let report = capacity.report().ok()?;
     let fits = capacity.findings(&report).ok()?.is_empty();
     Some((report, fits))
@@ -262,8 +262,19 @@ fn surge_bound(pods: u64, surge: u64) -> (Value, String) {
 
 /// The contract of one checked plan (`values` are its resolved values).
 pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
+    plan_contract_over(&capacity_exprs(spec), spec, name, values)
+}
+
+/// [`plan_contract`] with the spec's capacity formula already built
+/// ([`capacity_exprs`]): the same for every plan and corner of one spec.
+pub fn plan_contract_over(
+    exprs: &CapacityExprs,
+    spec: &Spec,
+    name: &str,
+    values: &Value,
+) -> PlanContract {
     let mut c = Collect::default();
-    let Some((plan_report, _)) = report(spec, values) else {
+    let Some((plan_report, _)) = report(exprs, spec, values) else {
         return PlanContract {
             name: name.to_string(),
             bounds: Vec::new(),
@@ -283,7 +294,7 @@ pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
                     set_enabled(&mut corner, f, false);
                 }
             }
-            match report(spec, &corner) {
+            match report(exprs, spec, &corner) {
                 Some((r, true)) => reports.push(r),
                 _ => {
                     let off: Map<String, Value> = flags
@@ -551,8 +562,13 @@ impl PodBounds {
 /// contract: only the capacity report the bounds come from. `render` uses it for the
 /// plans its values do not name.
 pub fn pod_bounds(spec: &Spec, values: &Value) -> PodBounds {
+    pod_bounds_over(&capacity_exprs(spec), spec, values)
+}
+
+/// [`pod_bounds`] with the spec's capacity formula already built.
+pub fn pod_bounds_over(exprs: &CapacityExprs, spec: &Spec, values: &Value) -> PodBounds {
     let mut bounds = PodBounds::default();
-    let Some((plan_report, _)) = report(spec, values) else {
+    let Some((plan_report, _)) = report(exprs, spec, values) else {
         return bounds;
     };
     for (wname, workload) in spec.workloads.all() {

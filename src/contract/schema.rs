@@ -255,11 +255,12 @@ pub fn plan_contracts_over(
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
     defaults: &Map<String, Value>,
 ) -> Vec<crate::contract::plans::PlanContract> {
+    let exprs = crate::capacity::capacity_exprs(spec);
     plan_names_of(presets)
         .iter()
         .map(|name| {
             let values = plan_values_over(defaults, presets, name);
-            crate::contract::plans::plan_contract(spec, name, &values)
+            crate::contract::plans::plan_contract_over(&exprs, spec, name, &values)
         })
         .collect()
 }
