@@ -143,29 +143,64 @@ pub fn render_manifests(
     values: &Value,
     release: &Release,
 ) -> Result<String, EvalError> {
-    let ctx = EvalContext {
-        values,
-        item: None,
-        release_name: &release.name,
-        release_namespace: &release.namespace,
-        chart_name: &spec.chart.name,
-        chart_version: &spec.chart.version,
-        chart_app_version: &spec.chart.app_version,
-    };
-    let mut rendered: Vec<(OrderKey, String)> = Vec::new();
+    let mut manifests = Manifests::new(spec, values, release);
     for doc in docs {
-        if let Some(text) = render_document_text(doc, &ctx)? {
-            let kind = document_kind(doc).unwrap_or("");
-            rendered.push((order_key(is_hook(doc), kind, &doc.file, 0), text));
+        manifests.add(doc)?;
+    }
+    Ok(manifests.finish())
+}
+
+/// The manifests of one release, rendered a document at a time: what
+/// [`render_manifests`] prints, without holding every document's tree.
+pub struct Manifests<'a> {
+    spec: &'a Spec,
+    ctx: EvalContext<'a>,
+    rendered: Vec<(OrderKey, String)>,
+}
+
+impl<'a> Manifests<'a> {
+    /// No document rendered yet.
+    pub fn new(spec: &'a Spec, values: &'a Value, release: &'a Release) -> Self {
+        Manifests {
+            spec,
+            ctx: EvalContext {
+                values,
+                item: None,
+                release_name: &release.name,
+                release_namespace: &release.namespace,
+                chart_name: &spec.chart.name,
+                chart_version: &spec.chart.version,
+                chart_app_version: &spec.chart.app_version,
+            },
+            rendered: Vec::new(),
         }
     }
-    rendered.extend(extra_objects(values));
-    rendered.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut out = String::new();
-    for ((_, _, _, file, _), text) in rendered {
-        out.push_str("---\n");
-        out.push_str(&format!("# Source: {}/templates/{file}\n", spec.chart.name));
-        out.push_str(&text);
+
+    /// Renders one document (nothing when its condition is false).
+    pub fn add(&mut self, doc: &Document) -> Result<(), EvalError> {
+        if let Some(text) = render_document_text(doc, &self.ctx)? {
+            let kind = document_kind(doc).unwrap_or("");
+            self.rendered
+                .push((order_key(is_hook(doc), kind, &doc.file, 0), text));
+        }
+        Ok(())
     }
-    Ok(out)
+
+    /// The stream `helm template` prints: the `extraObjects` added, every document in
+    /// Helm's install order, each under its `# Source:` line.
+    pub fn finish(self) -> String {
+        let mut rendered = self.rendered;
+        rendered.extend(extra_objects(self.ctx.values));
+        rendered.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out = String::new();
+        for ((_, _, _, file, _), text) in rendered {
+            out.push_str("---\n");
+            out.push_str(&format!(
+                "# Source: {}/templates/{file}\n",
+                self.spec.chart.name
+            ));
+            out.push_str(&text);
+        }
+        out
+    }
 }

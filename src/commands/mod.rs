@@ -17,12 +17,11 @@ pub use preflight::{preflight, PreflightFormat, PreflightOptions};
 pub use release::{package, push, PushOptions};
 pub use validate::{validate, ValidateOptions};
 
-use crate::backends::native::{render_manifests, Release};
+use crate::backends::native::{Manifests, Release};
 use crate::capacity::fit::presets;
 use crate::contract::schema::{spec_schema, values_schema, values_schema_with};
 use crate::contract::Contract;
 use crate::generate::{generate_outputs, GenerateError, OutputFiles};
-use crate::objects::build_objects;
 use crate::spec::{load_spec, Spec, SpecError};
 use crate::values::{
     check_values_schema, parse_set_args, parse_values_yaml, ValuesError, ValuesSource,
@@ -292,11 +291,21 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     {
         return Ok(Exit::Findings);
     }
-    let docs = build_objects(&spec);
-    let text = render_manifests(&spec, &docs, &values, &options.release)?;
+    // Each document is rendered as it is built, and dropped.
+    let mut manifests = Manifests::new(&spec, &values, &options.release);
+    let mut failed = None;
+    crate::objects::each_object(&spec, &mut |doc| {
+        if failed.is_none() {
+            failed = manifests.add(&doc).err();
+        }
+    });
+    if let Some(error) = failed {
+        return Err(error.into());
+    }
+    let text = manifests.finish();
     crate::backends::limits::check_object_limits(&text)?;
     let _ = io::stdout().lock().write_all(text.as_bytes());
-    left_to_exit((spec, values, docs, text));
+    left_to_exit((spec, values, text));
     Ok(Exit::Ok)
 }
 
@@ -393,6 +402,13 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
     let plan = values
         .get(crate::values::presets::PLAN_KEY)
         .and_then(serde_json::Value::as_str);
+    // Accepted values, the usual case, are checked one rule at a time without holding
+    // the plan's schema; only refused ones build it, to word the violations.
+    if let Some(true) =
+        plan.and_then(|p| crate::contract::plan_schema_verdict(spec, &all, p, &defaults, &values))
+    {
+        return Ok(values);
+    }
     let checked = match plan.and_then(|p| Contract::for_plan_over(spec, all, p, &defaults)) {
         Some(contract) => {
             // The plan's rules are moved into the schema, not copied. Both are freed

@@ -94,25 +94,7 @@ impl Contract {
         plan: &str,
         defaults: &Value,
     ) -> Option<Self> {
-        let names = schema::plan_names_of(&presets);
-        if !names.iter().any(|n| n == plan) {
-            return None;
-        }
-        let no_defaults = serde_json::Map::new();
-        let map = defaults.as_object().unwrap_or(&no_defaults);
-        let exprs = crate::capacity::capacity_exprs(spec);
-        let mut pods = plans::PodBounds::default();
-        let mut own = Vec::new();
-        for name in &names {
-            let values = schema::plan_values_over(map, &presets, name);
-            if name == plan {
-                let contract = plans::plan_contract_over(&exprs, spec, name, &values);
-                pods = pods.max(plans::PodBounds::of(std::slice::from_ref(&contract)));
-                own.push(contract);
-            } else {
-                pods = pods.max(plans::pod_bounds_over(&exprs, spec, &values));
-            }
-        }
+        let (own, pods) = plan_and_pod_bounds(spec, &presets, plan, defaults)?;
         let rules = rules::root_rules_over(spec, &own, pods, defaults);
         Some(Contract {
             presets,
@@ -121,6 +103,67 @@ impl Contract {
             pods,
         })
     }
+}
+
+/// The contract of plan `plan` alone (`None` when the spec has no such plan), and the
+/// largest pod counts of every plan, read from each other plan's capacity report
+/// without building its contract.
+fn plan_and_pod_bounds(
+    spec: &Spec,
+    presets: &BTreeMap<String, Preset>,
+    plan: &str,
+    defaults: &Value,
+) -> Option<(Vec<plans::PlanContract>, plans::PodBounds)> {
+    let names = schema::plan_names_of(presets);
+    if !names.iter().any(|n| n == plan) {
+        return None;
+    }
+    let no_defaults = serde_json::Map::new();
+    let map = defaults.as_object().unwrap_or(&no_defaults);
+    let exprs = crate::capacity::capacity_exprs(spec);
+    let mut pods = plans::PodBounds::default();
+    let mut own = Vec::new();
+    for name in &names {
+        let values = schema::plan_values_over(map, presets, name);
+        if name == plan {
+            let contract = plans::plan_contract_over(&exprs, spec, name, &values);
+            pods = pods.max(plans::PodBounds::of(std::slice::from_ref(&contract)));
+            own.push(contract);
+        } else {
+            pods = pods.max(plans::pod_bounds_over(&exprs, spec, &values));
+        }
+    }
+    Some((own, pods))
+}
+
+/// Whether `values`, whose `capacityPlan` is `plan`, pass the schema of
+/// [`Contract::for_plan`] (which decides them as the whole `values.schema.json` does),
+/// without holding that schema: the schema without its root rules is built first, then
+/// each root rule is built, walked ([`schema_verdict_in`]) and dropped. A schema is
+/// its rules' conjunction (draft-07 `allOf`), so this is `Some(true)` exactly when the
+/// walk of the assembled schema would be. `None` when the spec has no such plan or the
+/// walk cannot decide; `Some(false)` when a rule refuses the values (the caller then
+/// builds the schema to word why). At 400 workloads the rules are most of `render`'s
+/// memory.
+///
+/// [`schema_verdict_in`]: crate::values::schema_verdict::schema_verdict_in
+pub fn plan_schema_verdict(
+    spec: &Spec,
+    presets: &BTreeMap<String, Preset>,
+    plan: &str,
+    defaults: &Value,
+    values: &Value,
+) -> Option<bool> {
+    use crate::values::schema_verdict::{schema_verdict, schema_verdict_in};
+    let (own, pods) = plan_and_pod_bounds(spec, presets, plan, defaults)?;
+    let frame = schema::values_schema_with(spec, Vec::new(), pods);
+    let mut verdict = schema_verdict(&frame, values);
+    rules::each_root_rule(spec, &own, pods, defaults, &mut |rule| {
+        if verdict == Some(true) {
+            verdict = schema_verdict_in(&frame, &rule.schema, values);
+        }
+    });
+    verdict
 }
 
 #[cfg(test)]
@@ -194,8 +237,56 @@ mod tests {
         out
     }
 
+    /// Values that break the root rules which are not enumerated over pod bounds, one
+    /// per rule and workload: a managed variable in `env`, a worker count in `args`, a
+    /// privileged container; and a key the chart does not have (refused by the schema
+    /// without its rules).
+    fn rule_probes(spec: &Spec, base: &Value) -> Vec<Value> {
+        let mut out = Vec::new();
+        let defaults = crate::values::default_values(spec);
+        let mut unknown = base.clone();
+        set(&mut unknown, "noSuchKey", json!(1));
+        out.push(unknown);
+        for (name, _) in spec.workloads.all() {
+            let w = format!("workloads.{name}");
+            let managed = crate::guards::managed_env_names(&defaults, name);
+            if let Some(first) = managed.first() {
+                let mut v = base.clone();
+                set(
+                    &mut v,
+                    &format!("{w}.env"),
+                    json!([{"name": first, "value": "1"}]),
+                );
+                out.push(v);
+            }
+            let mut v = base.clone();
+            set(
+                &mut v,
+                &format!("{w}.args"),
+                json!(["serve", "--workers", "4"]),
+            );
+            out.push(v);
+            let mut v = base.clone();
+            set(
+                &mut v,
+                &format!("{w}.args"),
+                json!(["serve", "--port", "4"]),
+            );
+            out.push(v);
+            let mut v = base.clone();
+            set(
+                &mut v,
+                &format!("{w}.securityContext"),
+                json!({"privileged": true}),
+            );
+            out.push(v);
+        }
+        out
+    }
+
     /// For values that name a plan, the schema of that plan alone accepts exactly what
-    /// the whole schema accepts.
+    /// the whole schema accepts, and so does its walk one rule at a time
+    /// ([`plan_schema_verdict`]).
     #[test]
     fn a_plans_own_schema_decides_its_values_as_the_whole_schema_does() {
         for example_name in EXAMPLES {
@@ -204,6 +295,11 @@ mod tests {
             let largest = plans::PodBounds::of(&whole.plans);
             let whole_schema = schema::values_schema_of(&spec, &whole);
             let whole_validator = jsonschema::draft7::new(&whole_schema).unwrap();
+            let defaults = crate::values::default_values(&spec);
+            assert_eq!(
+                plan_schema_verdict(&spec, &whole.presets, "no-such-plan", &defaults, &defaults),
+                None
+            );
             for plan in schema::plan_names(&spec) {
                 let own = Contract::for_plan(&spec, whole.presets.clone(), &plan).unwrap();
                 assert_eq!(own.plans.len(), 1, "{example_name}: {plan}");
@@ -220,8 +316,21 @@ mod tests {
                 let base = schema::plan_values(&spec, &whole.presets, &plan);
                 assert_eq!(base[crate::values::presets::PLAN_KEY], json!(plan));
                 let (mut accepted, mut refused) = (0, 0);
-                for values in probes(&spec, &base, largest.pod_count.max(largest.max_replicas)) {
+                let bounds = probes(&spec, &base, largest.pod_count.max(largest.max_replicas));
+                let rules = rule_probes(&spec, &base);
+                // The walk one rule at a time rebuilds the contract on each call: it
+                // is asked about every rule probe and every eighth bound probe.
+                let all = (bounds.into_iter().enumerate().map(|(i, v)| (i % 8 == 0, v)))
+                    .chain(rules.into_iter().map(|v| (true, v)));
+                for (one_at_a_time, values) in all {
                     let verdict = whole_validator.is_valid(&values);
+                    if one_at_a_time {
+                        assert_eq!(
+                            plan_schema_verdict(&spec, &whole.presets, &plan, &defaults, &values),
+                            Some(verdict),
+                            "{example_name}, plan {plan}, one rule at a time: {values}"
+                        );
+                    }
                     for schema in [&whole_schema, &own_schema] {
                         assert_eq!(
                             schema_verdict(schema, &values),

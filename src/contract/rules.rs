@@ -124,6 +124,20 @@ pub fn root_rules_over(
     defaults: &Value,
 ) -> Vec<RootRule> {
     let mut rules = Vec::new();
+    each_root_rule(spec, plans, pods, defaults, &mut |rule| rules.push(rule));
+    rules
+}
+
+/// Builds the rules of [`root_rules_over`] one at a time, in the same order, and hands
+/// each to `emit`: `render` checks values against each rule as it is built and drops
+/// it, so the rules of a large spec are never all in memory.
+pub fn each_root_rule(
+    spec: &Spec,
+    plans: &[PlanContract],
+    pods: PodBounds,
+    defaults: &Value,
+    emit: &mut dyn FnMut(RootRule),
+) {
     let fatal = fatal_shared_stores(spec);
     for (name, workload) in spec.workloads.all() {
         let class = workload.class();
@@ -141,7 +155,7 @@ pub fn root_rules_over(
                 "replicas.shared-stores: `workloads.{name}` can run more than one pod (replicaCount >= 2{}), so every shared store must be `redis`",
                 if class.autoscalers().is_empty() { "" } else { " or an autoscaler on" }
             );
-            rules.push(RootRule {
+            emit(RootRule {
                 rule: "replicas.shared-stores",
                 path: format!("workloads.{name}"),
                 description: description.clone(),
@@ -156,7 +170,7 @@ pub fn root_rules_over(
         }
         if class == WorkloadClass::Pool {
             let description = format!("pool.single-leader: `workloads.{name}` with replicaCount >= 2, or an HPA on with maxReplicas >= 2, needs `leaderElection` or `claiming`");
-            rules.push(RootRule {
+            emit(RootRule {
                 rule: "pool.single-leader",
                 path: format!("workloads.{name}"),
                 description: description.clone(),
@@ -184,7 +198,7 @@ pub fn root_rules_over(
                 "env.managed: `workloads.{name}.env` may not set a variable the chart manages ({})",
                 managed.join(", ")
             );
-            rules.push(RootRule {
+            emit(RootRule {
                 rule: "env.managed",
                 path: format!("workloads.{name}.env"),
                 description: description.clone(),
@@ -199,7 +213,7 @@ pub fn root_rules_over(
                 "env.managed: while `bundled.postgres.enabled`, `workloads.{name}.env` may not set the database variables the chart points at the bundled server ({})",
                 database.join(", ")
             );
-            rules.push(RootRule {
+            emit(RootRule {
                 rule: "env.managed",
                 path: format!("workloads.{name}.env"),
                 description: description.clone(),
@@ -219,7 +233,7 @@ pub fn root_rules_over(
         arg_names.dedup();
         let pattern = managed_args_pattern(&arg_names);
         let no_workers = json!({"not": {"type": "string", "pattern": pattern}});
-        rules.push(RootRule {
+        emit(RootRule {
             rule: "env.managed",
             path: format!("workloads.{name}.args"),
             description: description.clone(),
@@ -244,7 +258,7 @@ pub fn root_rules_over(
             workload_schema(&relaxed)
         };
         schema["description"] = Value::String(description.clone());
-        rules.push(RootRule {
+        emit(RootRule {
             rule: "security.restricted",
             path: format!("workloads.{name}"),
             description,
@@ -262,7 +276,7 @@ pub fn root_rules_over(
         if !managed.is_empty() {
             section_schema["propertyNames"] = json!({"not": {"enum": managed}});
         }
-        rules.push(RootRule {
+        emit(RootRule {
             rule: "env.managed",
             path: format!("config.{section}"),
             description: description.clone(),
@@ -271,7 +285,7 @@ pub fn root_rules_over(
         let description = format!(
             "env.managed: no key of `config.{section}` holds a Redis URL in plain text (a separate server's URL comes from `urlSecret`)"
         );
-        rules.push(RootRule {
+        emit(RootRule {
             rule: "env.managed",
             path: format!("config.{section}"),
             description: description.clone(),
@@ -294,16 +308,19 @@ pub fn root_rules_over(
             if !managed.is_empty() {
                 overlay_section["propertyNames"] = json!({"not": {"enum": managed}});
             }
-            rules.push(RootRule {
+            emit(RootRule {
                 rule: "env.managed",
                 path: format!("workloads.{name}.configOverlay.{section}"),
                 description: description.clone(),
-                schema: on_workload(name, json!({"properties": {"configOverlay": {"properties": {section.as_str(): overlay_section}}}})),
+                schema: on_workload(
+                    name,
+                    json!({"properties": {"configOverlay": {"properties": {section.as_str(): overlay_section}}}}),
+                ),
             });
         }
     }
     let description = "postgres.pooler-mode: with `postgresPooler.enabled`, `poolMode` must be `session` (transaction pooling runs queries in the wrong tenant's schema)".to_string();
-    rules.push(RootRule {
+    emit(RootRule {
         rule: "postgres.pooler-mode",
         path: "postgresPooler".into(),
         description: description.clone(),
@@ -313,8 +330,7 @@ pub fn root_rules_over(
             "then": {"properties": {"postgresPooler": {"properties": {"poolMode": {"const": "session"}}}}}
         }),
     });
-    rules.extend(contract_rules(spec, plans, pods, defaults));
-    rules
+    contract_rules(spec, plans, pods, defaults, emit);
 }
 
 fn rule(rule: &'static str, path: &str, description: String, mut schema: Value) -> RootRule {
@@ -379,13 +395,12 @@ fn contract_rules(
     plans: &[PlanContract],
     pods: PodBounds,
     defaults: &Value,
-) -> Vec<RootRule> {
-    let mut rules = Vec::new();
-
+    emit: &mut dyn FnMut(RootRule),
+) {
     // One `if`/`then` per checked plan.
     for plan in plans {
         let name = &plan.name;
-        rules.push(rule(
+        emit(rule(
             "capacity.plan",
             crate::values::presets::PLAN_KEY,
             format!("capacity.plan: with `capacityPlan: {name}` the values stay within the bounds plan `{name}` was checked with (chart README); to go beyond them add a preset to `shipshape.yaml` and regenerate"),
@@ -408,7 +423,7 @@ fn contract_rules(
             .and_then(|b| b.at_most)
             .unwrap_or(0.0) as u64;
         let name = &plan.name;
-        rules.push(rule(
+        emit(rule(
             "dependencies.bundled",
             "dependencyCapacity.postgres.maxConnections",
             format!("dependencies.bundled: with `capacityPlan: {name}` and the bundled PostgreSQL on, `maxConnections` is above the plan's largest reserve ({reserve}) and at most {}", crate::model::POSTGRES_MAX_CONNECTIONS),
@@ -419,7 +434,7 @@ fn contract_rules(
         ));
     }
     for name in spec.workloads.migrate.keys() {
-        rules.push(rule(
+        emit(rule(
             "dependencies.bundled",
             &format!("workloads.{name}.hookPhase"),
             format!("dependencies.bundled: while the bundled PostgreSQL runs, an enabled `workloads.{name}` hook runs `post` (a `pre` hook runs before the server exists)"),
@@ -434,7 +449,7 @@ fn contract_rules(
     }
     for server in crate::values::bundled_defaults(spec).redis.keys() {
         let s = server.as_str();
-        rules.push(rule(
+        emit(rule(
             "dependencies.bundled",
             &format!("dependencyCapacity.redis.servers.{s}"),
             format!("dependencies.bundled: while `bundled.redis.{s}.enabled`, the server's `maxClients` is in [1, {}] and its `maxmemoryPolicy` one of Valkey's", crate::model::VALKEY_MAX_CLIENTS),
@@ -456,7 +471,7 @@ fn contract_rules(
     if pods.max_replicas >= 1 {
         for (name, workload) in spec.workloads.all() {
             for &key in workload.class().autoscalers() {
-                rules.push(rule(
+                emit(rule(
                     "autoscaling.one-autoscaler",
                     &format!("workloads.{name}.{key}"),
                     format!("autoscaling.one-autoscaler: `workloads.{name}.{key}.minReplicas` must not exceed `maxReplicas`"),
@@ -480,7 +495,7 @@ fn contract_rules(
         if class == WorkloadClass::Migrate {
             continue;
         }
-        rules.push(rule(
+        emit(rule(
             "rollout.strategy",
             &format!("workloads.{name}.rollingUpdate"),
             format!("rollout.strategy: `workloads.{name}.rollingUpdate.maxSurge` and `maxUnavailable` are not both 0 (Kubernetes refuses it)"),
@@ -490,16 +505,17 @@ fn contract_rules(
             }}}})),
         ));
         if class.can_serve() {
-            rules.extend(serving_rules(name, class));
+            serving_rules(name, class).into_iter().for_each(&mut *emit);
         }
     }
 
     // Shared stores on Redis need its URL.
     if !spec.shared_stores().is_empty() {
-        rules.push(rule(
+        emit(rule(
             "replicas.shared-stores",
             "storeRedis.url",
-            "replicas.shared-stores: when a shared store is on `redis`, `storeRedis.url` is set".into(),
+            "replicas.shared-stores: when a shared store is on `redis`, `storeRedis.url` is set"
+                .into(),
             json!({
                 "if": {"properties": {"stores": {"not": {"additionalProperties": {"properties": {"backend": {"const": "memory"}}}}}}},
                 "then": {"properties": {"storeRedis": {"properties": {"url": {"minLength": 1}}}}}
@@ -509,7 +525,7 @@ fn contract_rules(
 
     // Every scheduled job in exactly one workload: the job registry is fixed, so only
     // which of the api and jobs workloads run can break the partition.
-    rules.extend(partition_rules(spec));
+    partition_rules(spec).into_iter().for_each(&mut *emit);
 
     // Another workload's stated allocations take the `sizesFrom` workload's size.
     if let Some(settings) = &spec.startup_settings {
@@ -527,7 +543,7 @@ fn contract_rules(
                 if name == from {
                     continue;
                 }
-                rules.push(rule(
+                emit(rule(
                     "settings.one-value",
                     &format!("workloads.{name}.{dependency}.{alloc}"),
                     format!("settings.one-value: `workloads.{name}.{dependency}.{alloc}` is taken from `workloads.{from}.{dependency}.{alloc}` (the configuration file states one value for every process); change that one"),
@@ -540,7 +556,7 @@ fn contract_rules(
     // A critical Redis server never evicts.
     for (server, s) in &spec.dependency_capacity.redis.servers {
         if s.role == Some(crate::model::RedisRole::Critical) {
-            rules.push(rule(
+            emit(rule(
                 "redis.eviction",
                 &format!("dependencyCapacity.redis.servers.{server}.maxmemoryPolicy"),
                 format!("redis.eviction: the critical Redis server `{server}` is declared `noeviction` (it holds sessions, admission and coordination state)"),
@@ -550,13 +566,12 @@ fn contract_rules(
     }
 
     // Structure values: fixed by the spec.
-    rules.push(rule(
+    emit(rule(
         "spec.structure",
         "",
         "spec.structure: the job registry, pools, variable names, feature switches, allocation structure, Redis server roles and eviction policies and the settings keys are fixed by `shipshape.yaml`; change them there and regenerate".into(),
         structure_schema(spec, defaults),
     ));
-    rules
 }
 
 fn partition_rules(spec: &Spec) -> Vec<RootRule> {

@@ -43,24 +43,31 @@ use serde_json::Value;
 
 /// Builds every document of the chart, in a stable order.
 pub fn build_objects(spec: &Spec) -> Vec<Document> {
-    let mut docs = vec![
-        service_account::service_account(spec),
-        config_map::config_map(spec),
-        capacity_config_map::capacity_config_map(spec),
-    ];
+    let mut docs = Vec::new();
+    each_object(spec, &mut |doc| docs.push(doc));
+    docs
+}
+
+/// Builds the documents of [`build_objects`] one at a time, in the same order, and
+/// hands each to `emit`. `render` renders each document as it is built and drops it:
+/// the object trees of 400 workloads were most of its memory.
+pub fn each_object(spec: &Spec, emit: &mut dyn FnMut(Document)) {
+    emit(service_account::service_account(spec));
+    emit(config_map::config_map(spec));
+    emit(capacity_config_map::capacity_config_map(spec));
     if !spec.secrets.keys.is_empty() {
-        docs.push(secret::secret(spec));
+        emit(secret::secret(spec));
     }
-    docs.push(secret::bundled_secret(spec));
-    docs.push(config_map::postgres_init_config_map(spec));
-    docs.push(stateful_set::postgres_stateful_set(spec));
-    docs.push(service::bundled_service(
+    emit(secret::bundled_secret(spec));
+    emit(config_map::postgres_init_config_map(spec));
+    emit(stateful_set::postgres_stateful_set(spec));
+    emit(service::bundled_service(
         spec,
         stateful_set::POSTGRES,
         "postgres",
         5432,
     ));
-    docs.push(network_policy::bundled_network_policy(
+    emit(network_policy::bundled_network_policy(
         spec,
         stateful_set::POSTGRES,
         "postgres",
@@ -68,9 +75,9 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
     ));
     for server in crate::values::bundled_defaults(spec).redis.keys() {
         let component = stateful_set::valkey_component(server);
-        docs.push(stateful_set::valkey_stateful_set(spec, server));
-        docs.push(service::bundled_service(spec, &component, "valkey", 6379));
-        docs.push(network_policy::bundled_network_policy(
+        emit(stateful_set::valkey_stateful_set(spec, server));
+        emit(service::bundled_service(spec, &component, "valkey", 6379));
+        emit(network_policy::bundled_network_policy(
             spec,
             &component,
             "valkey",
@@ -90,38 +97,37 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
         };
         match w.class {
             WorkloadClass::Api => {
-                docs.push(config_map::workload_config_map(&w));
-                docs.push(deployment::deployment(&w));
-                docs.push(service::service(&w));
-                docs.push(ingress::ingress(&w));
-                docs.push(service_monitor::service_monitor(&w));
-                docs.push(disruption_budget::disruption_budget(&w));
-                docs.push(network_policy::network_policy(&w));
-                docs.push(autoscaler::autoscaler(&w));
-                docs.push(scaled_object::scaled_object(&w));
+                emit(config_map::workload_config_map(&w));
+                emit(deployment::deployment(&w));
+                emit(service::service(&w));
+                emit(ingress::ingress(&w));
+                emit(service_monitor::service_monitor(&w));
+                emit(disruption_budget::disruption_budget(&w));
+                emit(network_policy::network_policy(&w));
+                emit(autoscaler::autoscaler(&w));
+                emit(scaled_object::scaled_object(&w));
             }
             WorkloadClass::Pool | WorkloadClass::Worker => {
-                docs.push(config_map::workload_config_map(&w));
-                docs.push(deployment::deployment(&w));
-                docs.push(service::service(&w));
-                docs.push(service_monitor::service_monitor(&w));
-                docs.push(disruption_budget::disruption_budget(&w));
-                docs.push(network_policy::network_policy(&w));
-                docs.push(autoscaler::autoscaler(&w));
+                emit(config_map::workload_config_map(&w));
+                emit(deployment::deployment(&w));
+                emit(service::service(&w));
+                emit(service_monitor::service_monitor(&w));
+                emit(disruption_budget::disruption_budget(&w));
+                emit(network_policy::network_policy(&w));
+                emit(autoscaler::autoscaler(&w));
             }
             WorkloadClass::Jobs => {
-                docs.push(config_map::workload_config_map(&w));
-                docs.push(deployment::deployment(&w));
-                docs.push(network_policy::network_policy(&w));
+                emit(config_map::workload_config_map(&w));
+                emit(deployment::deployment(&w));
+                emit(network_policy::network_policy(&w));
             }
             WorkloadClass::Migrate => {
-                docs.push(config_map::hook_config_map(&w));
-                docs.push(network_policy::network_policy(&w));
-                docs.push(job::migrate_job(&w));
+                emit(config_map::hook_config_map(&w));
+                emit(network_policy::network_policy(&w));
+                emit(job::migrate_job(&w));
             }
         }
     }
-    docs
 }
 
 /// One workload being built.

@@ -20,6 +20,14 @@ pub fn schema_verdict(schema: &Value, values: &Value) -> Option<bool> {
     Walk { root: schema }.valid(schema, values, 1)
 }
 
+/// [`schema_verdict`] of `schema` as one entry of the root schema `root`'s top-level
+/// `allOf`: its references resolve in `root`, and it is walked at the depth it has
+/// there. `root` and each entry in turn all pass exactly when `root` with the entries
+/// in its `allOf` passes (a refusal and an unknown may come in another order).
+pub fn schema_verdict_in(root: &Value, schema: &Value, values: &Value) -> Option<bool> {
+    Walk { root }.valid(schema, values, 2)
+}
+
 thread_local! {
     /// Compiled patterns by source; `None` for one this does not evaluate. Kept for the
     /// thread's life: a schema repeats its patterns in every workload, and tests walk
@@ -340,6 +348,65 @@ fn compare_int_float(int: i128, float: f64) -> Ordering {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A root schema and the entries of its `allOf` walked one at a time pass values
+    /// exactly when the root with its `allOf` does: references resolve in the root,
+    /// and an entry nested just within or just past the depth limit gets the same
+    /// answer.
+    #[test]
+    fn entries_of_the_root_all_of_walked_alone_decide_as_the_whole() {
+        let frame = json!({
+            "type": "object",
+            "definitions": {"Positive": {"minimum": 1}},
+            "properties": {"n": {"type": "integer"}}
+        });
+        let entries = |depth: usize| {
+            let mut nested = json!({"properties": {"n": {"$ref": "#/definitions/Positive"}}});
+            for _ in 0..depth {
+                nested = json!({"allOf": [nested]});
+            }
+            vec![nested, json!({"required": ["n"]})]
+        };
+        for depth in [
+            0,
+            1,
+            MAX_DEPTH - 6,
+            MAX_DEPTH - 5,
+            MAX_DEPTH - 4,
+            MAX_DEPTH - 3,
+            MAX_DEPTH,
+        ] {
+            let mut whole = frame.clone();
+            whole["allOf"] = Value::Array(entries(depth));
+            for values in [
+                json!({"n": 2}),
+                json!({"n": 0}),
+                json!({}),
+                json!({"n": "x"}),
+            ] {
+                let one_at_a_time = entries(depth).iter().try_fold(
+                    schema_verdict(&frame, &values),
+                    |verdict, entry| match verdict {
+                        Some(true) => Some(schema_verdict_in(&frame, entry, &values)),
+                        other => Some(other),
+                    },
+                );
+                // Which refusal or unknown comes first may differ; a pass may not.
+                let whole_verdict = schema_verdict(&whole, &values);
+                assert_eq!(
+                    one_at_a_time.flatten() == Some(true),
+                    whole_verdict == Some(true),
+                    "depth {depth}: {values}"
+                );
+            }
+        }
+        let mut whole = frame.clone();
+        whole["allOf"] = Value::Array(entries(0));
+        assert_eq!(schema_verdict(&whole, &json!({"n": 2})), Some(true));
+        assert_eq!(schema_verdict(&whole, &json!({"n": 0})), Some(false));
+        let deep = entries(MAX_DEPTH);
+        assert_eq!(schema_verdict_in(&frame, &deep[0], &json!({"n": 2})), None);
+    }
 
     fn verdict_pairs(schema: Value, values: &[Value]) -> Vec<(Option<bool>, bool)> {
         let compiled = jsonschema::draft7::new(&schema).unwrap();
