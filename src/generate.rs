@@ -199,7 +199,7 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     let docs = build_objects(spec);
     let defaults = default_values(spec);
     let mut contract = Contract::over(spec, &defaults);
-    let schema = values_schema_with(spec, contract.take_rule_schemas(), contract.pods);
+    let schema = values_schema_with(spec, contract.take_rule_schemas(), contract.pods, &defaults);
     let presets = &contract.presets;
     let chart = build_chart(&ChartInputs {
         spec,

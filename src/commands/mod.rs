@@ -414,7 +414,8 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
             // The plan's rules are moved into the schema, not copied. Both are freed
             // here: what follows reuses their memory (peak memory at 400 workloads).
             let mut contract = contract;
-            let schema = values_schema_with(spec, contract.take_rule_schemas(), contract.pods);
+            let schema =
+                values_schema_with(spec, contract.take_rule_schemas(), contract.pods, &defaults);
             drop(contract);
             check_values_schema(&values, &schema, &describe).or_else(|_| whole_schema())
         }

@@ -24,14 +24,98 @@ pub(crate) fn definition_ref(name: &str) -> Value {
     object([("$ref", Value::String(format!("#/definitions/{name}")))])
 }
 
+/// The definition of `env.managed` on a workload's `env`: no item names a variable the
+/// chart manages. Shared by every workload whose managed variables are `owner`'s.
+pub(crate) fn env_not_managed_name(owner: &str) -> String {
+    format!("EnvNotManaged.{owner}")
+}
+
+/// The definition of `env.managed` on a workload's `args` and `command`: no worker
+/// count and no managed variable set. Shared by every workload whose managed variables
+/// are `owner`'s.
+pub(crate) fn args_not_managed_name(owner: &str) -> String {
+    format!("ArgsNotManaged.{owner}")
+}
+
+/// One workload's variables the chart manages.
+pub(crate) struct ManagedEnv<'s> {
+    /// The workload.
+    pub name: &'s str,
+    /// The variables the chart manages in its pods, sorted
+    /// ([`crate::guards::managed_env_names`]).
+    pub managed: Vec<String>,
+    /// The first workload, in the spec's order, with the same managed variables: the
+    /// `env.managed` definitions this workload's rules refer to are named after it.
+    pub owner: &'s str,
+}
+
+/// Each workload's managed variables and the owner of the definitions it shares.
+pub(crate) fn managed_env_of_workloads<'s>(
+    spec: &'s Spec,
+    defaults: &Value,
+) -> Vec<ManagedEnv<'s>> {
+    let mut owners: std::collections::HashMap<Vec<String>, &'s str> = Default::default();
+    spec.workloads
+        .all()
+        .into_iter()
+        .map(|(name, _)| {
+            let managed = crate::guards::managed_env_names(defaults, name);
+            let owner = *owners.entry(managed.clone()).or_insert(name);
+            ManagedEnv {
+                name,
+                managed,
+                owner,
+            }
+        })
+        .collect()
+}
+
+/// The variables `args` and `command` may not set (`NAME=`): the managed ones and the
+/// database variables of the bundled server, sorted once.
+pub(crate) fn managed_arg_names(managed: &[String], database: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = managed.iter().chain(database).cloned().collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The `env.managed` definitions of every group of workloads with the same managed
+/// variables.
+fn managed_env_definitions(spec: &Spec, defaults: &Value, definitions: &mut Map<String, Value>) {
+    let database = crate::guards::database_env_names(defaults);
+    for workload in managed_env_of_workloads(spec, defaults) {
+        if workload.name != workload.owner {
+            continue;
+        }
+        if !workload.managed.is_empty() {
+            definitions.insert(
+                env_not_managed_name(workload.owner),
+                json!({"items": {"properties": {"name": {"not": {"enum": workload.managed}}}}}),
+            );
+        }
+        let pattern = crate::contract::rules::managed_args_pattern(&managed_arg_names(
+            &workload.managed,
+            &database,
+        ));
+        let no_workers = json!({"not": {"type": "string", "pattern": pattern}});
+        definitions.insert(
+            args_not_managed_name(workload.owner),
+            json!({"properties": {"args": {"items": no_workers}, "command": {"items": no_workers}}}),
+        );
+    }
+}
+
 /// The parts of the root rules that every workload of a class shares, each written
 /// once under `definitions` and referenced from each workload's rule: what routes to
 /// a workload needs a Service with a port; a PodDisruptionBudget's `minAvailable`
 /// stays below the fewest pods, enumerated up to `pods.pod_count`; an autoscaler's
-/// `minReplicas` is at most its `maxReplicas`, enumerated up to `pods.max_replicas`.
-/// Only the definitions the spec's workloads use.
-pub fn shared_definitions(spec: &Spec, pods: PodBounds) -> Map<String, Value> {
+/// `minReplicas` is at most its `maxReplicas`, enumerated up to `pods.max_replicas`;
+/// `env` and `args` do not set what the chart manages, one definition per group of
+/// workloads with the same managed variables (read from `defaults`). Only the
+/// definitions the spec's workloads use.
+pub fn shared_definitions(spec: &Spec, pods: PodBounds, defaults: &Value) -> Map<String, Value> {
     let mut definitions = Map::new();
+    managed_env_definitions(spec, defaults, &mut definitions);
     for (_, workload) in spec.workloads.all() {
         let class = workload.class();
         if class.can_serve() {
@@ -165,6 +249,107 @@ mod tests {
             .is_valid(&workload)
     }
 
+    /// Workloads whose chart-managed variables are the same share one pair of
+    /// `env.managed` definitions, named after the first of them in the spec's order;
+    /// workloads whose variables differ do not; only owners have definitions.
+    #[test]
+    fn workloads_with_the_same_managed_variables_share_their_definitions() {
+        for example_name in ["agent-platform", "llm-gateway", "web-shop"] {
+            let spec = example(example_name);
+            let defaults = crate::values::default_values(&spec);
+            let all = managed_env_of_workloads(&spec, &defaults);
+            let names: Vec<&str> = spec.workloads.all().iter().map(|(n, _)| *n).collect();
+            assert_eq!(all.iter().map(|w| w.name).collect::<Vec<_>>(), names);
+            let definitions = shared_definitions(&spec, PodBounds::default(), &defaults);
+            let mut shared = 0;
+            for (i, w) in all.iter().enumerate() {
+                assert_eq!(
+                    w.managed,
+                    crate::guards::managed_env_names(&defaults, w.name)
+                );
+                let first = all.iter().find(|o| o.managed == w.managed).unwrap();
+                assert_eq!(w.owner, first.name, "{example_name}: {}", w.name);
+                for other in &all[..i] {
+                    assert_eq!(other.managed == w.managed, other.owner == w.owner);
+                }
+                let owns = w.owner == w.name;
+                shared += usize::from(!owns);
+                assert_eq!(
+                    definitions.contains_key(&args_not_managed_name(w.name)),
+                    owns,
+                    "{example_name}: {}",
+                    w.name
+                );
+                assert_eq!(
+                    definitions.contains_key(&env_not_managed_name(w.name)),
+                    owns && !w.managed.is_empty(),
+                    "{example_name}: {}",
+                    w.name
+                );
+            }
+            if example_name == "agent-platform" {
+                assert!(shared > 0, "no two workloads of {example_name} share");
+            }
+        }
+    }
+
+    /// An owner's definitions refuse each managed variable in `env`, a worker count or
+    /// a managed or database variable set in `args` or `command`, and accept the
+    /// application's own.
+    #[test]
+    fn managed_env_definitions_refuse_what_the_chart_manages() {
+        let mut owners = 0;
+        for example_name in ["agent-platform", "llm-gateway", "web-shop"] {
+            let spec = example(example_name);
+            let defaults = crate::values::default_values(&spec);
+            let database = crate::guards::database_env_names(&defaults);
+            let definitions = shared_definitions(&spec, PodBounds::default(), &defaults);
+            for w in managed_env_of_workloads(&spec, &defaults) {
+                if w.owner != w.name {
+                    continue;
+                }
+                owners += 1;
+                let env = env_not_managed_name(w.owner);
+                for managed in &w.managed {
+                    let item = json!([{"name": "APP_OWN"}, {"name": managed, "value": "1"}]);
+                    assert!(!matches(&definitions, &env, item), "{}: {managed}", w.name);
+                }
+                if !w.managed.is_empty() {
+                    assert!(matches(&definitions, &env, json!([{"name": "APP_OWN"}])));
+                }
+                let args = args_not_managed_name(w.owner);
+                for set in managed_arg_names(&w.managed, &database) {
+                    for key in ["args", "command"] {
+                        let line = json!({key: ["sh", "-c", format!("{set}=1 exec app")]});
+                        assert!(!matches(&definitions, &args, line), "{}: {set}", w.name);
+                    }
+                }
+                for refused in [
+                    json!(["--workers", "2"]),
+                    json!(["-w4"]),
+                    json!(["run --wo=2"]),
+                ] {
+                    assert!(!matches(&definitions, &args, json!({"args": refused})));
+                }
+                let own = json!({"args": ["serve", "--port", "8000"], "command": ["APP_OWN=1"]});
+                assert!(matches(&definitions, &args, own), "{}", w.name);
+            }
+        }
+        assert!(owners >= 3, "{owners}");
+    }
+
+    /// The names `args` may not set are the managed and the database variables, each
+    /// once, sorted.
+    #[test]
+    fn managed_arg_names_join_both_lists_sorted_once() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            managed_arg_names(&s(&["B", "D"]), &s(&["A", "B", "C"])),
+            s(&["A", "B", "C", "D"])
+        );
+        assert_eq!(managed_arg_names(&[], &[]), Vec::<String>::new());
+    }
+
     /// Each serving class has its own `minAvailable` definition, counting the fewest
     /// pods by its own autoscalers: `minAvailable` one below the fewest is accepted, at
     /// the fewest refused, for `replicaCount` and each autoscaler's `minReplicas`, up to
@@ -179,6 +364,7 @@ mod tests {
                 max_replicas: 3,
                 pod_count: largest,
             },
+            &crate::values::default_values(&spec),
         );
         let pdb = |min: u64| json!({"enabled": true, "minAvailable": min});
         for class in [
@@ -244,6 +430,7 @@ mod tests {
                 max_replicas: 4,
                 pod_count: 4,
             },
+            &crate::values::default_values(&spec),
         );
         let hpa = |on: bool, min: u64, max: u64| json!({"enabled": on, "minReplicas": min, "maxReplicas": max});
         for (on, min, max, ok) in [
@@ -281,7 +468,11 @@ mod tests {
         ingress["service"]["enabled"] = json!(true);
         assert!(matches(&definitions, SERVICE_EXPOSED_PORT, ingress));
         // Without autoscalers enumerated over, no such definition.
-        let none = shared_definitions(&spec, PodBounds::default());
+        let none = shared_definitions(
+            &spec,
+            PodBounds::default(),
+            &crate::values::default_values(&spec),
+        );
         assert!(!none.contains_key(MIN_REPLICAS_AT_MOST_MAX));
         assert!(none.contains_key(SERVICE_EXPOSED_PORT));
     }

@@ -156,7 +156,7 @@ pub fn plan_schema_verdict(
 ) -> Option<bool> {
     use crate::values::schema_verdict::{schema_verdict, schema_verdict_in};
     let (own, pods) = plan_and_pod_bounds(spec, presets, plan, defaults)?;
-    let frame = schema::values_schema_with(spec, Vec::new(), pods);
+    let frame = schema::values_schema_with(spec, Vec::new(), pods, defaults);
     let mut verdict = schema_verdict(&frame, values);
     rules::each_root_rule(spec, &own, pods, defaults, &mut |rule| {
         if verdict == Some(true) {

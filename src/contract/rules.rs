@@ -3,7 +3,8 @@
 //! the job partition, the structure the spec fixes).
 
 use crate::contract::definitions::{
-    definition_ref, pdb_below_fewest_pods_name, MIN_REPLICAS_AT_MOST_MAX, SERVICE_EXPOSED_PORT,
+    args_not_managed_name, definition_ref, env_not_managed_name, managed_env_of_workloads,
+    pdb_below_fewest_pods_name, ManagedEnv, MIN_REPLICAS_AT_MOST_MAX, SERVICE_EXPOSED_PORT,
 };
 use crate::contract::object;
 use crate::contract::plans::{PlanContract, PodBounds};
@@ -191,23 +192,30 @@ pub fn each_root_rule(
             });
         }
     }
-    for (name, _) in spec.workloads.all() {
-        let managed = crate::guards::managed_env_names(defaults, name);
+    let database = crate::guards::database_env_names(defaults);
+    for ManagedEnv {
+        name,
+        managed,
+        owner,
+    } in managed_env_of_workloads(spec, defaults)
+    {
         if !managed.is_empty() {
-            let description = format!(
-                "env.managed: `workloads.{name}.env` may not set a variable the chart manages ({})",
-                managed.join(", ")
-            );
-            emit(RootRule {
-                rule: "env.managed",
-                path: format!("workloads.{name}.env"),
-                description: description.clone(),
-                schema: json!({"properties": {"workloads": {"properties": {name: {"properties": {"env": {"items": {"properties": {"name": {
-                    "description": description, "not": {"enum": managed}
-                }}}}}}}}}}),
-            });
+            emit(rule(
+                "env.managed",
+                &format!("workloads.{name}.env"),
+                format!(
+                    "env.managed: `workloads.{name}.env` may not set a variable the chart manages ({})",
+                    managed.join(", ")
+                ),
+                on_workload(
+                    name,
+                    object([(
+                        "properties",
+                        object([("env", definition_ref(&env_not_managed_name(owner)))]),
+                    )]),
+                ),
+            ));
         }
-        let database = crate::guards::database_env_names(defaults);
         if !database.is_empty() {
             let description = format!(
                 "env.managed: while `bundled.postgres.enabled`, `workloads.{name}.env` may not set the database variables the chart points at the bundled server ({})",
@@ -224,27 +232,12 @@ pub fn each_root_rule(
                 }),
             });
         }
-        let description = format!(
-            "env.managed: `workloads.{name}.args` and `command` may not set a worker count (`--workers`, `-w`, also inside a shell string) or a variable the chart manages (`NAME=`); use `processesPerPod`"
-        );
-        let mut arg_names = managed.clone();
-        arg_names.extend(database.iter().cloned());
-        arg_names.sort();
-        arg_names.dedup();
-        let pattern = managed_args_pattern(&arg_names);
-        let no_workers = json!({"not": {"type": "string", "pattern": pattern}});
-        emit(RootRule {
-            rule: "env.managed",
-            path: format!("workloads.{name}.args"),
-            description: description.clone(),
-            schema: json!({"properties": {"workloads": {"properties": {name: {
-                "description": description,
-                "properties": {
-                    "args": {"items": no_workers.clone()},
-                    "command": {"items": no_workers}
-                }
-            }}}}}),
-        });
+        emit(rule(
+            "env.managed",
+            &format!("workloads.{name}.args"),
+            format!("env.managed: `workloads.{name}.args` and `command` may not set a worker count (`--workers`, `-w`, also inside a shell string) or a variable the chart manages (`NAME=`); use `processesPerPod`"),
+            on_workload(name, definition_ref(&args_not_managed_name(owner))),
+        ));
     }
     for (name, _) in spec.workloads.all() {
         use crate::guards::security_restricted::{description, relaxed, workload_schema};

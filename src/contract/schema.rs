@@ -37,14 +37,21 @@ pub fn values_schema_of(spec: &Spec, contract: &crate::contract::Contract) -> Va
         spec,
         contract.rules.iter().map(|r| r.schema.clone()).collect(),
         contract.pods,
+        &crate::values::default_values(spec),
     )
 }
 
 /// [`values_schema_of`] taking the root rules' schemas by value, so they are moved into
-/// the schema rather than copied (`render`'s peak memory at 400 workloads), and the pod
-/// bounds their shared definitions are enumerated over
+/// the schema rather than copied (`render`'s peak memory at 400 workloads), with the pod
+/// bounds their shared definitions are enumerated over and the chart's defaults the
+/// managed variables are read from
 /// ([`crate::contract::definitions::shared_definitions`]).
-pub fn values_schema_with(spec: &Spec, rules: Vec<Value>, pods: PodBounds) -> Value {
+pub fn values_schema_with(
+    spec: &Spec,
+    rules: Vec<Value>,
+    pods: PodBounds,
+    defaults: &Value,
+) -> Value {
     let mut gen = generator();
     let mut workloads = Map::new();
     // Each class's schema is generated once and copied for each of its workloads.
@@ -183,7 +190,9 @@ pub fn values_schema_with(spec: &Spec, rules: Vec<Value>, pods: PodBounds) -> Va
     }
     let mut definitions = gen.take_definitions(true);
     definitions.extend(crate::contract::rules::rule_definitions(spec));
-    definitions.extend(crate::contract::definitions::shared_definitions(spec, pods));
+    definitions.extend(crate::contract::definitions::shared_definitions(
+        spec, pods, defaults,
+    ));
     let mut root = json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": format!("Values of the {} chart", spec.chart.name),
