@@ -223,8 +223,7 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     let mut names: Vec<Option<&str>> = vec![None];
     names.extend(presets.keys().map(|k| Some(k.as_str())));
     let exprs = capacity_exprs(spec);
-    let no_defaults = serde_json::Map::new();
-    let default_map = defaults.as_object().unwrap_or(&no_defaults);
+    let default_map = crate::values::entries_of(&defaults);
     for name in names {
         let label = name.unwrap_or(DEFAULT_PRESET);
         let values = resolve_preset_over(default_map, presets, name)?;

@@ -389,12 +389,8 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
         ),
     };
     let defaults = crate::values::default_values(spec);
-    let no_defaults = serde_json::Map::new();
-    let values = crate::values::resolve_values_over(
-        defaults.as_object().unwrap_or(&no_defaults),
-        overlay,
-        &sources,
-    );
+    let values =
+        crate::values::resolve_values_over(crate::values::entries_of(&defaults), overlay, &sources);
     let describe = describe_sources(options);
     let whole_schema = || check_values_schema(&values, &values_schema(spec), &describe);
     // The schema of the plan the values name decides them as the whole schema does;

@@ -53,8 +53,7 @@ impl Contract {
     /// ([`crate::values::default_values`]).
     pub fn over(spec: &Spec, defaults: &Value) -> Self {
         let presets = crate::capacity::fit::presets(spec);
-        let no_defaults = serde_json::Map::new();
-        let map = defaults.as_object().unwrap_or(&no_defaults);
+        let map = crate::values::entries_of(defaults);
         let plans = schema::plan_contracts_over(spec, &presets, map);
         let pods = plans::PodBounds::of(&plans);
         let rules = rules::root_rules_over(spec, &plans, pods, defaults);
@@ -118,8 +117,7 @@ fn plan_and_pod_bounds(
     if !names.iter().any(|n| n == plan) {
         return None;
     }
-    let no_defaults = serde_json::Map::new();
-    let map = defaults.as_object().unwrap_or(&no_defaults);
+    let map = crate::values::entries_of(defaults);
     let exprs = crate::capacity::capacity_exprs(spec);
     let mut pods = plans::PodBounds::default();
     let mut own = Vec::new();

@@ -331,6 +331,7 @@ pub fn plan_contract_over(
         }
     }
 
+    let rows = rows_by_workload(&plan_report);
     for (wname, workload) in spec.workloads.all() {
         let class = workload.class();
         let w = ["workloads", wname];
@@ -342,7 +343,7 @@ pub fn plan_contract_over(
             );
             continue;
         }
-        let Some(row) = plan_report.workloads.iter().find(|r| r.name == wname) else {
+        let Some(row) = rows.get(wname) else {
             continue;
         };
         let pods = row.max_pods;
@@ -571,13 +572,14 @@ pub fn pod_bounds_over(exprs: &CapacityExprs, spec: &Spec, values: &Value) -> Po
     let Some((plan_report, _)) = report(exprs, spec, values) else {
         return bounds;
     };
+    let rows = rows_by_workload(&plan_report);
     for (wname, workload) in spec.workloads.all() {
         let class = workload.class();
         let bounded = !class.autoscalers().is_empty() || class == WorkloadClass::Jobs;
         if !bounded || !flag(values, &["workloads", wname, "enabled"]) {
             continue;
         }
-        let Some(row) = plan_report.workloads.iter().find(|r| r.name == wname) else {
+        let Some(row) = rows.get(wname) else {
             continue;
         };
         // As `largest_bound` reads it back from the bound's `at_most`.
@@ -588,6 +590,18 @@ pub fn pod_bounds_over(exprs: &CapacityExprs, spec: &Spec, values: &Value) -> Po
         }
     }
     bounds
+}
+
+/// A capacity report's rows by workload name (the first row of a name): a plan reads
+/// every workload's row, and a search per workload was quadratic in workloads.
+fn rows_by_workload(
+    report: &crate::capacity::report::CapacityReport,
+) -> std::collections::HashMap<&str, &crate::capacity::report::WorkloadRow> {
+    let mut rows = std::collections::HashMap::with_capacity(report.workloads.len());
+    for row in &report.workloads {
+        rows.entry(row.name.as_str()).or_insert(row);
+    }
+    rows
 }
 
 fn largest_bound(plans: &[PlanContract], suffixes: &[&str]) -> u64 {

@@ -189,6 +189,13 @@ pub fn default_values(spec: &Spec) -> Value {
     numbers_as_floats(Value::Object(root))
 }
 
+/// The entries of an object value, none for any other value (the chart's defaults are
+/// always an object).
+pub fn entries_of(values: &Value) -> &Map<String, Value> {
+    static NONE: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+    values.as_object().unwrap_or(&NONE)
+}
+
 /// [`default_values`] as the map it is.
 pub fn default_values_map(spec: &Spec) -> Map<String, Value> {
     match default_values(spec) {
@@ -640,6 +647,16 @@ pub fn integral_numbers(v: &Value) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// An object's entries are its own; any other value has none.
+    #[test]
+    fn entries_of_an_object_are_its_own_and_of_anything_else_none() {
+        let object = serde_json::json!({"a": 1, "b": {"c": 2}});
+        assert_eq!(entries_of(&object), object.as_object().unwrap());
+        for other in [Value::Null, serde_json::json!([1]), serde_json::json!("a")] {
+            assert!(entries_of(&other).is_empty(), "{other}");
+        }
+    }
 
     fn obj(v: Value) -> Map<String, Value> {
         match v {
