@@ -291,6 +291,45 @@ mod tests {
                 assert!(shared > 0, "no two workloads of {example_name} share");
             }
         }
+        // One workload with a variable of its own owns a group of one; the others
+        // keep theirs.
+        let spec = example("agent-platform");
+        let mut defaults = crate::values::default_values(&spec);
+        let names: Vec<&str> = spec.workloads.all().iter().map(|(n, _)| *n).collect();
+        let alone = names[names.len() - 1];
+        let first = names[0];
+        defaults["workloads"][alone]["processEnv"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!("APP_ONLY_HERE"));
+        let all = managed_env_of_workloads(&spec, &defaults);
+        assert_eq!(all.last().unwrap().owner, alone);
+        assert!(all[..all.len() - 1].iter().all(|w| w.owner == first));
+        let definitions = shared_definitions(&spec, PodBounds::default(), &defaults);
+        for owner in [first, alone] {
+            assert!(
+                definitions.contains_key(&env_not_managed_name(owner)),
+                "{owner}"
+            );
+            assert!(
+                definitions.contains_key(&args_not_managed_name(owner)),
+                "{owner}"
+            );
+        }
+        let own = json!([{"name": "APP_ONLY_HERE"}]);
+        assert!(!matches(
+            &definitions,
+            &env_not_managed_name(alone),
+            own.clone()
+        ));
+        assert!(matches(&definitions, &env_not_managed_name(first), own));
+        let set = json!({"args": ["APP_ONLY_HERE=1"]});
+        assert!(!matches(
+            &definitions,
+            &args_not_managed_name(alone),
+            set.clone()
+        ));
+        assert!(matches(&definitions, &args_not_managed_name(first), set));
     }
 
     /// An owner's definitions refuse each managed variable in `env`, a worker count or
