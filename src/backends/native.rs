@@ -204,3 +204,81 @@ impl<'a> Manifests<'a> {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::{example, values};
+    use crate::objects::build_objects;
+
+    /// Each printed document as (hook, kind, file), in the order printed.
+    fn printed(spec: &Spec, text: &str) -> Vec<(bool, String, String)> {
+        let prefix = format!("# Source: {}/templates/", spec.chart.name);
+        let mut out = Vec::new();
+        for document in text.split("---\n").skip(1) {
+            let mut lines = document.lines();
+            let file = lines.next().unwrap().strip_prefix(&prefix).unwrap();
+            let kind = document
+                .lines()
+                .find_map(|l| l.strip_prefix("kind: "))
+                .or_else(|| document.split("\"kind\":\"").nth(1)?.split('"').next())
+                .unwrap_or_default();
+            let hook = document.contains("helm.sh/hook");
+            out.push((hook, kind.to_string(), file.to_string()));
+        }
+        out
+    }
+
+    /// Every document whose condition holds is printed once, under its `# Source:`
+    /// line, hooks last, kinds in Helm's install order and files by name within a kind;
+    /// the documents of a disabled workload are not; `extraObjects` are; and
+    /// [`Manifests`] filled a document at a time prints the same text.
+    #[test]
+    fn manifests_are_printed_once_each_in_helms_order() {
+        let spec = example("agent-platform");
+        let docs = build_objects(&spec);
+        let mut v = values(&spec, None);
+        let release = Release::default();
+        let text = render_manifests(&spec, &docs, &v, &release).unwrap();
+        let all = printed(&spec, &text);
+        assert!(all.len() >= 10, "{}", all.len());
+        assert!(all.iter().any(|(hook, ..)| *hook));
+        let rank = |(hook, kind, file): &(bool, String, String)| {
+            let known = INSTALL_ORDER.iter().position(|k| k == kind);
+            (
+                *hook,
+                known.unwrap_or(INSTALL_ORDER.len()),
+                known.map_or(kind.clone(), |_| String::new()),
+                file.clone(),
+            )
+        };
+        let ranks: Vec<_> = all.iter().map(rank).collect();
+        let mut sorted = ranks.clone();
+        sorted.sort();
+        assert_eq!(ranks, sorted);
+        let mut files: Vec<&String> = all.iter().map(|(_, _, f)| f).collect();
+        files.sort();
+        files.dedup();
+        assert_eq!(files.len(), all.len());
+        assert!(all.iter().any(|(_, _, f)| f == "api-deployment.yaml"));
+
+        let mut manifests = Manifests::new(&spec, &v, &release);
+        for doc in &docs {
+            manifests.add(doc).unwrap();
+        }
+        assert_eq!(manifests.finish(), text);
+
+        v["workloads"]["api"]["enabled"] = serde_json::json!(false);
+        v["extraObjects"] = serde_json::json!([
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra"}}
+        ]);
+        let changed = printed(
+            &spec,
+            &render_manifests(&spec, &docs, &v, &release).unwrap(),
+        );
+        assert!(!changed.iter().any(|(_, _, f)| f.starts_with("api-")));
+        assert!(changed
+            .iter()
+            .any(|(_, kind, f)| f == EXTRA_OBJECTS_FILE && kind == "ConfigMap"));
+    }
+}

@@ -257,27 +257,15 @@ mod tests {
                 );
                 out.push(v);
             }
-            let mut v = base.clone();
-            set(
-                &mut v,
-                &format!("{w}.args"),
-                json!(["serve", "--workers", "4"]),
-            );
-            out.push(v);
-            let mut v = base.clone();
-            set(
-                &mut v,
-                &format!("{w}.args"),
-                json!(["serve", "--port", "4"]),
-            );
-            out.push(v);
-            let mut v = base.clone();
-            set(
-                &mut v,
-                &format!("{w}.securityContext"),
-                json!({"privileged": true}),
-            );
-            out.push(v);
+            for (key, value) in [
+                ("args", json!(["serve", "--workers", "4"])),
+                ("args", json!(["serve", "--port", "4"])),
+                ("securityContext", json!({"privileged": true})),
+            ] {
+                let mut v = base.clone();
+                set(&mut v, &format!("{w}.{key}"), value);
+                out.push(v);
+            }
         }
         out
     }

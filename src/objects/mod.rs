@@ -168,3 +168,77 @@ impl Workload<'_> {
         common::release_name_with(self.spec, self.name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::example;
+
+    /// The files each workload class adds, as [`each_object`] builds them.
+    fn class_files(class: WorkloadClass) -> &'static [&'static str] {
+        match class {
+            WorkloadClass::Api => &[
+                "configmap",
+                "deployment",
+                "service",
+                "ingress",
+                "servicemonitor",
+                "pdb",
+                "networkpolicy",
+                "hpa",
+                "scaledobject",
+            ],
+            WorkloadClass::Pool | WorkloadClass::Worker => &[
+                "configmap",
+                "deployment",
+                "service",
+                "servicemonitor",
+                "pdb",
+                "networkpolicy",
+                "hpa",
+            ],
+            WorkloadClass::Jobs => &["configmap", "deployment", "networkpolicy"],
+            WorkloadClass::Migrate => &["configmap", "networkpolicy", "job"],
+        }
+    }
+
+    /// Every document once, with a file name of its own: the chart's own objects and
+    /// each workload's, by class; [`build_objects`] holds what [`each_object`] hands
+    /// out, in the same order.
+    #[test]
+    fn every_workload_has_its_class_documents_and_both_builders_agree() {
+        for name in ["agent-platform", "llm-gateway", "web-shop"] {
+            let spec = example(name);
+            let docs = build_objects(&spec);
+            let mut handed = Vec::new();
+            each_object(&spec, &mut |doc| handed.push(doc));
+            assert_eq!(docs, handed, "{name}");
+            let files: Vec<&str> = docs.iter().map(|d| d.file.as_str()).collect();
+            let mut unique = files.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(unique.len(), files.len(), "{name}: {files:?}");
+            for own in [
+                "serviceaccount.yaml",
+                "configmap.yaml",
+                "dependency-capacity.yaml",
+            ] {
+                assert!(files.contains(&own), "{name}: {own} in {files:?}");
+            }
+            let mut expected = 0;
+            for (workload, w) in spec.workloads.all() {
+                for kind in class_files(w.class()) {
+                    let file = format!("{workload}-{kind}.yaml");
+                    assert!(files.contains(&file.as_str()), "{name}: {file}");
+                    expected += 1;
+                }
+            }
+            let bundled = files.iter().filter(|f| f.starts_with("bundled-")).count();
+            assert_eq!(
+                files.len(),
+                expected + bundled + 3 + usize::from(!spec.secrets.keys.is_empty()),
+                "{name}: {files:?}"
+            );
+        }
+    }
+}
