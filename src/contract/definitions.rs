@@ -70,15 +70,6 @@ pub(crate) fn managed_env_of_workloads<'s>(
         .collect()
 }
 
-/// The variables `args` and `command` may not set (`NAME=`): the managed ones and the
-/// database variables of the bundled server, sorted once.
-pub(crate) fn managed_arg_names(managed: &[String], database: &[String]) -> Vec<String> {
-    let mut names: Vec<String> = managed.iter().chain(database).cloned().collect();
-    names.sort();
-    names.dedup();
-    names
-}
-
 /// The `env.managed` definitions of every group of workloads with the same managed
 /// variables.
 fn managed_env_definitions(spec: &Spec, defaults: &Value, definitions: &mut Map<String, Value>) {
@@ -93,10 +84,9 @@ fn managed_env_definitions(spec: &Spec, defaults: &Value, definitions: &mut Map<
                 json!({"items": {"properties": {"name": {"not": {"enum": workload.managed}}}}}),
             );
         }
-        let pattern = crate::contract::rules::managed_args_pattern(&managed_arg_names(
-            &workload.managed,
-            &database,
-        ));
+        let pattern = crate::contract::rules::managed_args_pattern(
+            &crate::guards::managed_arg_names(&workload.managed, &database),
+        );
         let no_workers = json!({"not": {"type": "string", "pattern": pattern}});
         definitions.insert(
             args_not_managed_name(workload.owner),
@@ -357,7 +347,7 @@ mod tests {
                     assert!(matches(&definitions, &env, json!([{"name": "APP_OWN"}])));
                 }
                 let args = args_not_managed_name(w.owner);
-                for set in managed_arg_names(&w.managed, &database) {
+                for set in crate::guards::managed_arg_names(&w.managed, &database) {
                     for key in ["args", "command"] {
                         let line = json!({key: ["sh", "-c", format!("{set}=1 exec app")]});
                         assert!(!matches(&definitions, &args, line), "{}: {set}", w.name);
@@ -375,18 +365,6 @@ mod tests {
             }
         }
         assert!(owners >= 3, "{owners}");
-    }
-
-    /// The names `args` may not set are the managed and the database variables, each
-    /// once, sorted.
-    #[test]
-    fn managed_arg_names_join_both_lists_sorted_once() {
-        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            managed_arg_names(&s(&["B", "D"]), &s(&["A", "B", "C"])),
-            s(&["A", "B", "C", "D"])
-        );
-        assert_eq!(managed_arg_names(&[], &[]), Vec::<String>::new());
     }
 
     /// Each serving class has its own `minAvailable` definition, counting the fewest

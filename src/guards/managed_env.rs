@@ -195,6 +195,16 @@ pub fn sets_managed_variable(arg: &str, managed: &[String]) -> bool {
     })
 }
 
+/// The variables `args` and `command` may not set (`NAME=`): a workload's managed ones
+/// and the database variables, which are refused in `args` even while the operator sets
+/// them in `env` (the bundled server off); sorted, each once.
+pub fn managed_arg_names(managed: &[String], database: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = managed.iter().chain(database).cloned().collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// `env.managed`: the variables the chart derives cannot be overridden by user `env`
 /// (explicit env wins over `envFrom`, so those cannot either), user `args`/`command`
 /// cannot set a worker count, and the managed keys of the startup settings section of
@@ -203,10 +213,7 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
     let mut out = Vec::new();
     for (name, _) in spec.workloads.all() {
         let managed = managed_env_names(values, name);
-        // In `args`, the database variables are refused even while the operator sets
-        // them in `env` (the bundled server off).
-        let mut arg_names = managed.clone();
-        arg_names.extend(database_env_names(values));
+        let arg_names = managed_arg_names(&managed, &database_env_names(values));
         let w = values.get("workloads").and_then(|w| w.get(name));
         let user_env = w
             .and_then(|w| w.get("env"))
@@ -320,6 +327,18 @@ mod tests {
     use super::*;
     use crate::guards::testing::{example, places, values, with};
     use serde_json::json;
+
+    /// The names `args` may not set are the managed and the database variables, each
+    /// once, sorted.
+    #[test]
+    fn managed_arg_names_join_both_lists_sorted_once() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            managed_arg_names(&s(&["B", "D"]), &s(&["A", "B", "C"])),
+            s(&["A", "B", "C", "D"])
+        );
+        assert_eq!(managed_arg_names(&[], &[]), Vec::<String>::new());
+    }
 
     fn strings(names: &[&str]) -> Vec<String> {
         names.iter().map(|n| n.to_string()).collect()

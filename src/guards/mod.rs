@@ -34,8 +34,8 @@ pub mod typed_values;
 
 pub use finding::{Finding, Severity};
 pub use managed_env::{
-    database_env_names, managed_env_names, managed_settings_keys, sets_managed_variable,
-    sets_workers,
+    database_env_names, managed_arg_names, managed_env_names, managed_settings_keys,
+    sets_managed_variable, sets_workers,
 };
 pub use registry::{check_guards, check_guards_with, readme_rule_list, Rule, RULES};
 pub use typed_values::workload_values;
