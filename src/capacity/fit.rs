@@ -6,21 +6,52 @@
 //! largest fitting count is found by bisection over `1..=ceiling`, each step one
 //! evaluation of the capacity formula on the preset's resolved values.
 
-use crate::capacity::capacity_report;
-use crate::capacity::CapacityReport;
+use crate::capacity::{capacity_exprs, Capacity, CapacityExprs, CapacityReport};
 use crate::spec::Spec;
 use crate::values::presets::{declared_presets, resolve_preset, FitTarget, Preset};
-use crate::values::{resolve_values, ValuesError};
+use crate::values::{default_values_map, resolve_values_over, ValuesError};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Every preset of the spec, with the maxima a built-in preset fits to the budgets.
 pub fn presets(spec: &Spec) -> BTreeMap<String, Preset> {
     let mut all = declared_presets(spec);
+    if all.values().all(|p| p.fit.is_empty()) {
+        return all;
+    }
+    // The defaults and the capacity formula are the same for every step of every fit.
+    let fitting = Fitting::of(spec);
     for preset in all.values_mut() {
-        fit_preset(spec, preset);
+        fit_preset(&fitting, preset);
     }
     all
+}
+
+/// What each step of a fit reads: the spec, its defaults and its capacity formula,
+/// built once.
+pub struct Fitting<'a> {
+    spec: &'a Spec,
+    defaults: Map<String, Value>,
+    exprs: CapacityExprs,
+}
+
+impl<'a> Fitting<'a> {
+    /// Builds the defaults and the formula of `spec`.
+    pub fn of(spec: &'a Spec) -> Self {
+        Fitting {
+            spec,
+            defaults: default_values_map(spec),
+            exprs: capacity_exprs(spec),
+        }
+    }
+
+    /// Whether the preset `overlay` over the defaults fits every budget.
+    fn fits(&self, overlay: &Map<String, Value>) -> bool {
+        let values = resolve_values_over(&self.defaults, Some(overlay), &[]);
+        Capacity::over(&self.exprs, self.spec, &values)
+            .report()
+            .is_ok_and(|r| fits_every_budget(&r))
+    }
 }
 
 /// Resolves the values of one preset (`None`: the chart's defaults) over the spec.
@@ -66,7 +97,7 @@ fn set_maxima(overlay: &mut Map<String, Value>, targets: &[FitTarget], m: u64, f
 /// set to `m` fits every budget; `None` when even 1 does not. A `minReplicas` the spec
 /// sets plays no part: it cannot change the peak.
 pub fn largest_fitting_max_replicas(
-    spec: &Spec,
+    fitting: &Fitting,
     overlay: &Map<String, Value>,
     targets: &[FitTarget],
 ) -> Option<u64> {
@@ -74,8 +105,7 @@ pub fn largest_fitting_max_replicas(
     let fits = |m: u64| {
         let mut candidate = overlay.clone();
         set_maxima(&mut candidate, targets, m, false);
-        let values = resolve_values(spec, Some(&candidate), &[]);
-        capacity_report(spec, &values).is_ok_and(|r| fits_every_budget(&r))
+        fitting.fits(&candidate)
     };
     if ceiling == 0 || !fits(1) {
         return None;
@@ -107,12 +137,12 @@ fn names(targets: &[&FitTarget]) -> String {
 
 /// Lowers the preset's ceilings to the largest fitting count and says so in its
 /// description (the chart README prints it).
-fn fit_preset(spec: &Spec, preset: &mut Preset) {
+fn fit_preset(fitting: &Fitting, preset: &mut Preset) {
     if preset.fit.is_empty() {
         return;
     }
     let targets = std::mem::take(&mut preset.fit);
-    let fitted = largest_fitting_max_replicas(spec, &preset.values, &targets);
+    let fitted = largest_fitting_max_replicas(fitting, &preset.values, &targets);
     set_maxima(&mut preset.values, &targets, fitted.unwrap_or(1), true);
     let ceiling = targets.iter().map(|t| t.ceiling).max().unwrap_or(0);
     let all: Vec<&FitTarget> = targets.iter().collect();
@@ -163,6 +193,8 @@ fn fit_preset(spec: &Spec, preset: &mut Preset) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capacity::capacity_report;
+    use crate::values::resolve_values;
 
     /// One api workload with 12 connections per process, retiring generations 1:
     /// m pods peak at (m + 1 + m) x 12 connections.
@@ -259,7 +291,7 @@ mod tests {
                 fits_every_budget(&capacity_report(&s, &values).unwrap())
             });
             assert_eq!(
-                largest_fitting_max_replicas(&s, &preset.values, &preset.fit),
+                largest_fitting_max_replicas(&Fitting::of(&s), &preset.values, &preset.fit),
                 linear,
                 "maxConnections {max_connections}"
             );

@@ -240,9 +240,13 @@ fn forbid_taken_over_labels(schema: Value, spec: &Spec) -> Value {
 /// the `app.kubernetes.io/name` label they make is valid.
 const NAME_OVERRIDE_PATTERN: &str = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$";
 
-/// The names of the checked plans: `default` and every preset.
+/// The names of the checked plans: `default` and every preset, in the order of
+/// [`plan_names_of`]. The spec's presets are named as declared: no preset is
+/// expanded or fitted to know its name.
 pub fn plan_names(spec: &Spec) -> Vec<String> {
-    plan_names_of(&crate::values::presets::declared_presets(spec))
+    let mut names = vec![crate::values::presets::DEFAULT_PRESET.to_string()];
+    names.extend(spec.presets.keys().cloned());
+    names
 }
 
 /// The contract of every plan: the defaults and each preset, resolved.
