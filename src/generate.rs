@@ -196,34 +196,99 @@ pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
 /// Everything [`generate_outputs`] computes, without refusing presets the guards
 /// refuse. Fails only when values cannot be evaluated or an internal template fails.
 pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
-    let docs = build_objects(spec);
-    let defaults = default_values(spec);
-    let mut contract = Contract::over(spec, &defaults);
-    let schema = values_schema_with(spec, contract.take_rule_schemas(), contract.pods, &defaults);
-    let presets = &contract.presets;
-    let chart = build_chart(&ChartInputs {
+    // The object tree, and the contract with the schema built from it, read only the
+    // spec: they are built side by side.
+    let (docs, (defaults, contract, schema)) = side_by_side(
+        || build_objects(spec),
+        || {
+            let defaults = default_values(spec);
+            let mut contract = Contract::over(spec, &defaults);
+            let schema =
+                values_schema_with(spec, contract.take_rule_schemas(), contract.pods, &defaults);
+            (defaults, contract, schema)
+        },
+    );
+    let inputs = ChartInputs {
         spec,
         docs: &docs,
         default_values: &defaults,
         values_schema: &schema,
-        presets,
+        presets: &contract.presets,
         contract: &contract,
-    })?;
+    };
+    // The chart's text, and each preset's checks and renders, are independent too.
+    let (chart, presets) = side_by_side(
+        || build_chart(&inputs),
+        || review_presets(spec, &docs, &defaults, &schema, &contract.presets),
+    );
+    let chart = chart?;
+    let presets = presets?;
     let mut out = OutputFiles::new();
     out.insert(OUTPUT_MARKER.to_string(), output_marker(spec));
     for (path, text) in chart {
         out.insert(format!("chart/{path}"), text);
     }
+    out.extend(presets.files);
+    Ok(Review {
+        files: out,
+        findings: presets.findings,
+        records: presets.records,
+        unrendered: presets.unrendered,
+    })
+}
+
+/// Runs `first` on a second thread while `second` runs on this one, and returns both
+/// results; both run here, `first` first, when no thread can be started. The second
+/// thread has the main thread's usual 8 MiB of stack, since the stages recurse as deep
+/// as the values and objects nest.
+pub fn side_by_side<A: Send, B>(
+    first: impl FnOnce() -> A + Send,
+    second: impl FnOnce() -> B,
+) -> (A, B) {
+    // Taken exactly once: by the second thread, or here when it cannot start.
+    let first = std::sync::Mutex::new(Some(first));
+    let run_first = || first.lock().ok().and_then(|mut f| f.take()).map(|f| f());
+    let (a, b) = std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .stack_size(SECOND_THREAD_STACK)
+            .spawn_scoped(scope, run_first);
+        match spawned {
+            Ok(handle) => {
+                let b = second();
+                let a = handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (a, b)
+            }
+            Err(_) => (run_first(), second()),
+        }
+    });
+    (a.expect("the first task runs exactly once"), b)
+}
+
+/// The stack of [`side_by_side`]'s second thread.
+const SECOND_THREAD_STACK: usize = 8 * 1024 * 1024;
+
+/// Resolves, checks and renders the defaults and every preset: their findings, their
+/// records, and the files `rendered/<preset>.yaml` and `capacity/<preset>.*`.
+fn review_presets(
+    spec: &Spec,
+    docs: &[crate::objects::tree::Document],
+    defaults: &serde_json::Value,
+    schema: &serde_json::Value,
+    presets: &BTreeMap<String, crate::values::presets::Preset>,
+) -> Result<Review, GenerateError> {
+    let mut out = OutputFiles::new();
     let release = Release::default();
     let mut findings: Vec<(String, Finding)> = Vec::new();
     let mut records = BTreeMap::new();
     let mut unrendered = Vec::new();
     // Compiled at most once for every preset.
-    let validator = ValuesSchema::new(&schema);
+    let validator = ValuesSchema::new(schema);
     let mut names: Vec<Option<&str>> = vec![None];
     names.extend(presets.keys().map(|k| Some(k.as_str())));
     let exprs = capacity_exprs(spec);
-    let default_map = crate::values::entries_of(&defaults);
+    let default_map = crate::values::entries_of(defaults);
     for name in names {
         let label = name.unwrap_or(DEFAULT_PRESET);
         let values = resolve_preset_over(default_map, presets, name)?;
@@ -282,7 +347,7 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
             preset: label.to_string(),
             source,
         };
-        let text = render_manifests(spec, &docs, &values, &release).map_err(render_error)?;
+        let text = render_manifests(spec, docs, &values, &release).map_err(render_error)?;
         crate::backends::limits::check_object_limits(&text).map_err(|source| {
             GenerateError::TooLarge {
                 preset: label.to_string(),
@@ -309,4 +374,50 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
         records,
         unrendered,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn side_by_side_runs_the_first_task_on_another_thread_and_returns_both() {
+        let here = std::thread::current().id();
+        let (first, second) = side_by_side(
+            || (std::thread::current().id(), vec![1, 2, 3]),
+            || (std::thread::current().id(), "second"),
+        );
+        assert_ne!(first.0, here);
+        assert_eq!(first.1, vec![1, 2, 3]);
+        assert_eq!(second, (here, "second"));
+    }
+
+    #[test]
+    fn side_by_side_runs_both_tasks_at_once() {
+        // Each task waits for the other to start: run one after the other, they would
+        // wait forever (the timeout fails the test instead).
+        let (tx_a, rx_a) = std::sync::mpsc::channel();
+        let (tx_b, rx_b) = std::sync::mpsc::channel();
+        let wait = std::time::Duration::from_secs(10);
+        let (a, b) = side_by_side(
+            move || {
+                tx_a.send(()).unwrap();
+                rx_b.recv_timeout(wait).is_ok()
+            },
+            move || {
+                tx_b.send(()).unwrap();
+                rx_a.recv_timeout(wait).is_ok()
+            },
+        );
+        assert!(a && b);
+    }
+
+    #[test]
+    fn a_panic_of_the_first_task_reaches_the_caller() {
+        let caught = std::panic::catch_unwind(|| {
+            side_by_side(|| -> u8 { panic!("first task failed") }, || 2)
+        });
+        let payload = caught.unwrap_err();
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"first task failed"));
+    }
 }

@@ -280,33 +280,70 @@ pub struct RenderOptions {
 pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, CommandError> {
     check_release_name(&options.release.name)?;
     let spec = read_spec(spec_path)?;
-    let values = resolve_for(&spec, options)?;
-    let findings = crate::guards::check_guards(&spec, &values);
+    let merged = merge_values_for(&spec, options)?;
+    // The values are checked against the schema on a second thread while this one runs
+    // the guards and renders; both read the same spec and values. What the check
+    // decides comes first, as when the two ran one after the other: refused values
+    // print nothing but the violations, and the guards' findings and the manifests
+    // computed meanwhile are dropped.
+    let (
+        checked,
+        Rendered {
+            findings,
+            manifests,
+        },
+    ) = crate::generate::side_by_side(
+        || merged.check(&spec),
+        || guards_and_manifests(&spec, &merged.values, &options.release),
+    );
+    checked?;
     for finding in &findings {
         eprintln!("{finding}");
     }
+    let Some(manifests) = manifests else {
+        return Ok(Exit::Findings);
+    };
+    let text = manifests?;
+    crate::backends::limits::check_object_limits(&text)?;
+    let _ = io::stdout().lock().write_all(text.as_bytes());
+    left_to_exit((spec, merged, text));
+    Ok(Exit::Ok)
+}
+
+/// What the guards found, and the manifests when no finding is an error.
+struct Rendered {
+    findings: Vec<crate::guards::Finding>,
+    manifests: Option<Result<String, CommandError>>,
+}
+
+/// Runs the guards on `values` and, when none refuses them, renders each document as
+/// it is built, and drops it.
+fn guards_and_manifests(spec: &Spec, values: &serde_json::Value, release: &Release) -> Rendered {
+    let findings = crate::guards::check_guards(spec, values);
     if findings
         .iter()
         .any(|f| f.severity == crate::guards::Severity::Error)
     {
-        return Ok(Exit::Findings);
+        return Rendered {
+            findings,
+            manifests: None,
+        };
     }
-    // Each document is rendered as it is built, and dropped.
-    let mut manifests = Manifests::new(&spec, &values, &options.release);
+    let mut manifests = Manifests::new(spec, values, release);
     let mut failed = None;
-    crate::objects::each_object(&spec, &mut |doc| {
+    crate::objects::each_object(spec, &mut |doc| {
         if failed.is_none() {
             failed = manifests.add(&doc).err();
         }
     });
-    if let Some(error) = failed {
-        return Err(error.into());
+    let manifests = match failed {
+        Some(error) => Err(error.into()),
+        None => Ok(manifests.finish()),
+    };
+    Rendered {
+        findings,
+        manifests: Some(manifests),
     }
-    let text = manifests.finish();
-    crate::backends::limits::check_object_limits(&text)?;
-    let _ = io::stdout().lock().write_all(text.as_bytes());
-    left_to_exit((spec, values, text));
-    Ok(Exit::Ok)
 }
 
 /// Longest release name Helm accepts (it leaves room for suffixes in object names).
@@ -360,6 +397,26 @@ fn describe_sources(options: &RenderOptions) -> String {
 
 /// The values of a preset, `-f` files and `--set` pairs, checked against the schema.
 fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value, CommandError> {
+    let merged = merge_values_for(spec, options)?;
+    merged.check(spec)?;
+    Ok(merged.values)
+}
+
+/// The values of a command, merged and not yet checked, with what checking them and
+/// placing a violation in its source need.
+struct MergedValues {
+    values: serde_json::Value,
+    presets: std::collections::BTreeMap<String, crate::values::presets::Preset>,
+    defaults: serde_json::Value,
+    /// Each `-f` file's name and text.
+    texts: Vec<(String, String)>,
+    set: serde_json::Map<String, serde_json::Value>,
+    /// Where the values came from, for messages.
+    describe: String,
+}
+
+/// Merges the chart's defaults, the preset, each `-f` file and `--set`, as Helm does.
+fn merge_values_for(spec: &Spec, options: &RenderOptions) -> Result<MergedValues, CommandError> {
     let mut sources = Vec::new();
     let mut texts = Vec::new();
     for file in &options.values_files {
@@ -376,14 +433,15 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
     if !options.set.is_empty() {
         sources.push(ValuesSource::Set(set.clone()));
     }
-    let all = presets(spec);
+    let presets = presets(spec);
     let overlay = match &options.preset {
         None => None,
         Some(name) => Some(
-            &all.get(name)
+            &presets
+                .get(name)
                 .ok_or_else(|| ValuesError::UnknownPreset {
                     name: name.escape_debug().to_string(),
-                    known: all.keys().cloned().collect(),
+                    known: presets.keys().cloned().collect(),
                 })?
                 .values,
         ),
@@ -391,45 +449,66 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
     let defaults = crate::values::default_values(spec);
     let values =
         crate::values::resolve_values_over(crate::values::entries_of(&defaults), overlay, &sources);
-    let describe = describe_sources(options);
-    let whole_schema = || check_values_schema(&values, &values_schema(spec), &describe);
-    // The schema of the plan the values name decides them as the whole schema does;
-    // values it refuses are checked again with the whole schema, for its words.
-    let plan = values
-        .get(crate::values::presets::PLAN_KEY)
-        .and_then(serde_json::Value::as_str);
-    // Accepted values, the usual case, are checked one rule at a time without holding
-    // the plan's schema; only refused ones build it, to word the violations.
-    if let Some(true) =
-        plan.and_then(|p| crate::contract::plan_schema_verdict(spec, &all, p, &defaults, &values))
-    {
-        return Ok(values);
-    }
-    let checked = match plan.and_then(|p| Contract::for_plan_over(spec, all, p, &defaults)) {
-        Some(contract) => {
-            // The plan's rules are moved into the schema, not copied. Both are freed
-            // here: what follows reuses their memory (peak memory at 400 workloads).
-            let mut contract = contract;
-            let schema =
-                values_schema_with(spec, contract.take_rule_schemas(), contract.pods, &defaults);
-            drop(contract);
-            check_values_schema(&values, &schema, &describe).or_else(|_| whole_schema())
+    Ok(MergedValues {
+        values,
+        presets,
+        defaults,
+        texts,
+        set,
+        describe: describe_sources(options),
+    })
+}
+
+impl MergedValues {
+    /// Checks the values against `values.schema.json`, as Helm does before it renders
+    /// (exit 2 with each violation placed in its source).
+    fn check(&self, spec: &Spec) -> Result<(), CommandError> {
+        let (values, describe) = (&self.values, self.describe.as_str());
+        let whole_schema = || check_values_schema(values, &values_schema(spec), describe);
+        // The schema of the plan the values name decides them as the whole schema does;
+        // values it refuses are checked again with the whole schema, for its words.
+        let plan = values
+            .get(crate::values::presets::PLAN_KEY)
+            .and_then(serde_json::Value::as_str);
+        // Accepted values, the usual case, are checked one rule at a time without
+        // holding the plan's schema; only refused ones build it, to word the violations.
+        if let Some(true) = plan.and_then(|p| {
+            crate::contract::plan_schema_verdict(spec, &self.presets, p, &self.defaults, values)
+        }) {
+            return Ok(());
         }
-        None => whole_schema(),
-    };
-    match checked {
-        Err(ValuesError::Schema {
-            source_name,
-            mut violations,
-        }) => {
-            crate::values::place_violations(&mut violations, &texts, &set);
+        let checked = match plan
+            .and_then(|p| Contract::for_plan_over(spec, self.presets.clone(), p, &self.defaults))
+        {
+            Some(contract) => {
+                // The plan's rules are moved into the schema, not copied. Both are
+                // freed here: what follows reuses their memory.
+                let mut contract = contract;
+                let schema = values_schema_with(
+                    spec,
+                    contract.take_rule_schemas(),
+                    contract.pods,
+                    &self.defaults,
+                );
+                drop(contract);
+                check_values_schema(values, &schema, describe).or_else(|_| whole_schema())
+            }
+            None => whole_schema(),
+        };
+        match checked {
             Err(ValuesError::Schema {
                 source_name,
-                violations,
+                mut violations,
+            }) => {
+                crate::values::place_violations(&mut violations, &self.texts, &self.set);
+                Err(ValuesError::Schema {
+                    source_name,
+                    violations,
+                }
+                .into())
             }
-            .into())
+            other => other.map_err(CommandError::from),
         }
-        other => other.map(|()| values).map_err(CommandError::from),
     }
 }
 
