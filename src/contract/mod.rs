@@ -34,7 +34,8 @@ pub(crate) fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
 pub struct Contract {
     /// Every preset of the spec, fitted ([`crate::capacity::fit::presets`]).
     pub presets: BTreeMap<String, Preset>,
-    /// The plans: the defaults and each preset.
+    /// The plans: the defaults and each preset. Their `then` schemas are moved into
+    /// the `capacity.plan` rules, so each plan's `schema` is null here.
     pub plans: Vec<plans::PlanContract>,
     /// The rules on the whole values tree, plans included.
     pub rules: Vec<rules::RootRule>,
@@ -54,9 +55,9 @@ impl Contract {
     pub fn over(spec: &Spec, defaults: &Value) -> Self {
         let presets = crate::capacity::fit::presets(spec);
         let map = crate::values::entries_of(defaults);
-        let plans = schema::plan_contracts_over(spec, &presets, map);
+        let mut plans = schema::plan_contracts_over(spec, &presets, map);
         let pods = plans::PodBounds::of(&plans);
-        let rules = rules::root_rules_over(spec, &plans, pods, defaults);
+        let rules = rules::root_rules_over(spec, &mut plans, pods, defaults);
         Contract {
             presets,
             plans,
@@ -93,8 +94,8 @@ impl Contract {
         plan: &str,
         defaults: &Value,
     ) -> Option<Self> {
-        let (own, pods) = plan_and_pod_bounds(spec, &presets, plan, defaults)?;
-        let rules = rules::root_rules_over(spec, &own, pods, defaults);
+        let (mut own, pods) = plan_and_pod_bounds(spec, &presets, plan, defaults)?;
+        let rules = rules::root_rules_over(spec, &mut own, pods, defaults);
         Some(Contract {
             presets,
             plans: own,
@@ -153,10 +154,10 @@ pub fn plan_schema_verdict(
     values: &Value,
 ) -> Option<bool> {
     use crate::values::schema_verdict::{schema_verdict, schema_verdict_in};
-    let (own, pods) = plan_and_pod_bounds(spec, presets, plan, defaults)?;
+    let (mut own, pods) = plan_and_pod_bounds(spec, presets, plan, defaults)?;
     let frame = schema::values_schema_with(spec, Vec::new(), pods, defaults);
     let mut verdict = schema_verdict(&frame, values);
-    rules::each_root_rule(spec, &own, pods, defaults, &mut |rule| {
+    rules::each_root_rule(spec, &mut own, pods, defaults, &mut |rule| {
         if verdict == Some(true) {
             verdict = schema_verdict_in(&frame, &rule.schema, values);
         }

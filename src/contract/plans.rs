@@ -425,8 +425,8 @@ pub fn plan_contract_over(
             }
         }
         c.at_most_plan(values, &["workloads", wname, "processesPerPod"]);
+        let declared = workload.allocation_values();
         for dependency in ["postgres", "redis"] {
-            let declared = workload.allocation_values();
             let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
                 continue;
             };

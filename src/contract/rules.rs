@@ -102,25 +102,18 @@ fn regex_escape(text: &str) -> String {
 /// `postgres.pooler-mode` where
 /// draft-07 can say them.
 pub fn root_rules(spec: &Spec) -> Vec<RootRule> {
-    root_rules_of(spec, &plan_contracts(spec))
+    let mut plans = plan_contracts(spec);
+    let pods = PodBounds::of(&plans);
+    root_rules_over(spec, &mut plans, pods, &crate::values::default_values(spec))
 }
 
-/// [`root_rules`] from the plans already computed.
-pub fn root_rules_of(spec: &Spec, plans: &[PlanContract]) -> Vec<RootRule> {
-    root_rules_with(spec, plans, PodBounds::of(plans))
-}
-
-/// [`root_rules`] with one `capacity.plan` rule per plan of `plans`, and the rules
-/// that compare two fields enumerated over `pods`.
-pub fn root_rules_with(spec: &Spec, plans: &[PlanContract], pods: PodBounds) -> Vec<RootRule> {
-    root_rules_over(spec, plans, pods, &crate::values::default_values(spec))
-}
-
-/// [`root_rules_with`] over the chart's defaults already built
+/// [`root_rules`] with one `capacity.plan` rule per plan of `plans`, whose `then`
+/// schemas are moved into them (each plan's `schema` is left null), the rules that
+/// compare two fields enumerated over `pods`, over the chart's defaults already built
 /// ([`crate::values::default_values`]).
 pub fn root_rules_over(
     spec: &Spec,
-    plans: &[PlanContract],
+    plans: &mut [PlanContract],
     pods: PodBounds,
     defaults: &Value,
 ) -> Vec<RootRule> {
@@ -134,7 +127,7 @@ pub fn root_rules_over(
 /// it, so the rules of a large spec are never all in memory.
 pub fn each_root_rule(
     spec: &Spec,
-    plans: &[PlanContract],
+    plans: &mut [PlanContract],
     pods: PodBounds,
     defaults: &Value,
     emit: &mut dyn FnMut(RootRule),
@@ -385,13 +378,13 @@ fn on_workload(name: &str, schema: Value) -> Value {
 /// values that must not change, and the cross-field rules draft-07 can say.
 fn contract_rules(
     spec: &Spec,
-    plans: &[PlanContract],
+    plans: &mut [PlanContract],
     pods: PodBounds,
     defaults: &Value,
     emit: &mut dyn FnMut(RootRule),
 ) {
     // One `if`/`then` per checked plan.
-    for plan in plans {
+    for plan in plans.iter_mut() {
         let name = &plan.name;
         emit(rule(
             "capacity.plan",
@@ -399,7 +392,7 @@ fn contract_rules(
             format!("capacity.plan: with `capacityPlan: {name}` the values stay within the bounds plan `{name}` was checked with (chart README); to go beyond them add a preset to `shipshape.yaml` and regenerate"),
             object([
                 ("if", json!({"properties": {crate::values::presets::PLAN_KEY: {"const": name}}})),
-                ("then", plan.schema.clone()),
+                ("then", std::mem::take(&mut plan.schema)),
             ]),
         ));
     }
@@ -408,7 +401,7 @@ fn contract_rules(
     // `max_connections` (the plan bounds the reserve, so one more than that bound) and
     // within its backend limit; Valkey's client limit set and kept, a policy it knows.
     let bundled_pg = json!({"required": ["bundled"], "properties": {"bundled": {"required": ["postgres"], "properties": {"postgres": {"required": ["enabled"], "properties": {"enabled": {"const": true}}}}}}});
-    for plan in plans {
+    for plan in plans.iter() {
         let reserve = plan
             .bounds
             .iter()
@@ -657,7 +650,7 @@ fn structure_schema(spec: &Spec, defaults: &Value) -> Value {
         .map(|s| s.sizes_from.as_str());
     for (name, workload) in spec.workloads.all() {
         fixed(&mut tree, &["workloads", name, "processEnv"]);
-        let declared = workload.to_values();
+        let declared = workload.allocation_values();
         for dependency in ["postgres", "redis"] {
             let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
                 continue;

@@ -77,7 +77,10 @@ pub fn values_schema_with(
         };
         workloads.insert(
             name.to_string(),
-            forbid_taken_over_labels(close_workload_maps(schema, &workload.to_values()), spec),
+            forbid_taken_over_labels(
+                close_workload_maps(schema, &workload.allocation_values()),
+                spec,
+            ),
         );
     }
     let names: Vec<&str> = spec.workloads.all().iter().map(|(n, _)| *n).collect();

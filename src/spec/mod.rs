@@ -648,7 +648,7 @@ fn check_allocations(spec: &Spec, file: &str) -> Result<(), SpecError> {
         check_identifier(file, path, name, "Redis server")?;
     }
     for (name, workload) in spec.workloads.all() {
-        let values = workload.to_values();
+        let values = workload.allocation_values();
         let base = format!("workloads.{}.{name}", workload.class().name());
         let postgres = values
             .get("postgres")
