@@ -142,6 +142,49 @@ pub fn named_objects(spec: &Spec) -> Vec<NamedObject> {
     out
 }
 
+/// The pairs `(i, j)`, `i < j` and in that order, of objects of one kind whose names
+/// can be equal: every pair with a `takeover` template, and the suffixed pairs where
+/// one `-<suffix>` ends the other or the suffixes are equal ([`suffixed_collision`]).
+/// Each suffixed name is looked up by its own suffix and by each tail of it that
+/// follows a `-`, so the work grows with the objects, not with their pairs.
+fn candidate_pairs(objects: &[NamedObject]) -> std::collections::BTreeSet<(usize, usize)> {
+    use std::collections::{BTreeSet, HashMap};
+    let mut by_suffix: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+    let mut templates = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        match &o.pattern {
+            NamePattern::Suffixed(s) => by_suffix.entry((o.kind, s.as_str())).or_default().push(i),
+            NamePattern::Template(_) => templates.push(i),
+        }
+    }
+    let mut pairs = BTreeSet::new();
+    let mut pair = |i: usize, j: usize| {
+        if i != j {
+            pairs.insert((i.min(j), i.max(j)));
+        }
+    };
+    for (i, o) in objects.iter().enumerate() {
+        let NamePattern::Suffixed(s) = &o.pattern else {
+            continue;
+        };
+        let tails =
+            std::iter::once(s.as_str()).chain(s.match_indices('-').map(|(at, _)| &s[at + 1..]));
+        for tail in tails {
+            for &j in by_suffix.get(&(o.kind, tail)).into_iter().flatten() {
+                pair(i, j);
+            }
+        }
+    }
+    for &t in &templates {
+        for (j, o) in objects.iter().enumerate() {
+            if o.kind == objects[t].kind {
+                pair(t, j);
+            }
+        }
+    }
+    pairs
+}
+
 /// How two names come to be equal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Collision {
@@ -250,15 +293,12 @@ pub fn check(spec: &Spec, _values: &Value) -> Vec<Finding> {
 pub fn check_up_to(spec: &Spec, max_release: usize) -> Vec<Finding> {
     let objects = named_objects(spec);
     let mut out = Vec::new();
-    for (i, a) in objects.iter().enumerate() {
-        for b in &objects[i + 1..] {
-            if a.kind != b.kind {
-                continue;
-            }
-            let Some(found) = collision(spec, &a.pattern, &b.pattern, max_release) else {
-                continue;
-            };
-            let when = match &found {
+    for (i, j) in candidate_pairs(&objects) {
+        let (a, b) = (&objects[i], &objects[j]);
+        let Some(found) = collision(spec, &a.pattern, &b.pattern, max_release) else {
+            continue;
+        };
+        let when = match &found {
                 Collision::Always(name) => format!("are both named `{name}` for every release"),
                 Collision::When {
                     release,
@@ -277,44 +317,43 @@ pub fn check_up_to(spec: &Spec, max_release: usize) -> Vec<Finding> {
                     fullname_override.len()
                 ),
             };
-            let hook = if [a, b].iter().any(|o| o.what.starts_with("the hook")) {
-                ": the hook's `before-hook-creation` policy would delete the other on every upgrade"
-            } else {
-                ""
-            };
-            let owners: Vec<&str> = [a, b]
-                .iter()
-                .filter_map(|o| o.workload.as_deref())
-                .collect();
-            let taken = owners.iter().any(|w| spec.takeover.contains_key(*w));
-            let named: Vec<String> = owners.iter().map(|w| format!("`{w}`")).collect();
-            let hint = if taken {
-                "shorten the `takeover` name templates or make them differ within their first 63 characters (a release name takes up to 53)".to_string()
-            } else if owners.len() < 2 {
-                format!(
+        let hook = if [a, b].iter().any(|o| o.what.starts_with("the hook")) {
+            ": the hook's `before-hook-creation` policy would delete the other on every upgrade"
+        } else {
+            ""
+        };
+        let owners: Vec<&str> = [a, b]
+            .iter()
+            .filter_map(|o| o.workload.as_deref())
+            .collect();
+        let taken = owners.iter().any(|w| spec.takeover.contains_key(*w));
+        let named: Vec<String> = owners.iter().map(|w| format!("`{w}`")).collect();
+        let hint = if taken {
+            "shorten the `takeover` name templates or make them differ within their first 63 characters (a release name takes up to 53)".to_string()
+        } else if owners.len() < 2 {
+            format!(
                     "rename {}: `config`, `dependency-capacity` and `secrets` name the chart's own objects",
                     named.join(" or ")
                 )
-            } else {
-                format!(
+        } else {
+            format!(
                     "rename {}: a name that ends with `-` and another workload's name equals it once the full name is cut to fit (long release names, or a `fullnameOverride`)",
                     named.join(" or ")
                 )
-            };
-            let path = match owners.last() {
-                Some(w) if taken => format!("takeover.{w}.name"),
-                Some(w) => format!("workloads.{w}"),
-                None => "workloads".to_string(),
-            };
-            out.push(Finding {
-                rule: "names.unique",
-                severity: Severity::Error,
-                path,
-                message: format!("{} and {} {when}{hook}", a.what, b.what),
-                arithmetic: None,
-                hint,
-            });
-        }
+        };
+        let path = match owners.last() {
+            Some(w) if taken => format!("takeover.{w}.name"),
+            Some(w) => format!("workloads.{w}"),
+            None => "workloads".to_string(),
+        };
+        out.push(Finding {
+            rule: "names.unique",
+            severity: Severity::Error,
+            path,
+            message: format!("{} and {} {when}{hook}", a.what, b.what),
+            arithmetic: None,
+            hint,
+        });
     }
     out
 }
@@ -434,6 +473,59 @@ mod tests {
             "{f}"
         );
         assert_eq!(check_up_to(&s, 51), []);
+    }
+
+    #[test]
+    fn candidate_pairs_are_exactly_the_pairs_that_can_collide() {
+        let suffixes = [
+            "a",
+            "b-a",
+            "c-b-a",
+            "-a",
+            "a-",
+            "x-a-",
+            "b--a",
+            "-",
+            "--",
+            "ab",
+            "b-ab",
+            "a",
+            "config",
+            "api-config",
+            "config-api",
+            "b-a",
+        ];
+        let object = |kind, pattern| NamedObject {
+            kind,
+            workload: None,
+            what: String::new(),
+            pattern,
+        };
+        let mut objects = Vec::new();
+        for kind in ["ConfigMap", "Service"] {
+            for s in suffixes {
+                objects.push(object(kind, NamePattern::Suffixed(s.to_string())));
+            }
+        }
+        objects.insert(5, object("Service", template("{fullname}-x")));
+        objects.push(object("ConfigMap", template("{release}")));
+        let mut expected = std::collections::BTreeSet::new();
+        for (i, a) in objects.iter().enumerate() {
+            for (j, b) in objects.iter().enumerate().skip(i + 1) {
+                let can = match (&a.pattern, &b.pattern) {
+                    (NamePattern::Suffixed(x), NamePattern::Suffixed(y)) => {
+                        suffixed_collision(x, y).is_some()
+                    }
+                    _ => true,
+                };
+                if a.kind == b.kind && can {
+                    expected.insert((i, j));
+                }
+            }
+        }
+        // Suffixes that end one another, equal ones, and the templates' pairs.
+        assert!(expected.len() > 40, "{}", expected.len());
+        assert_eq!(candidate_pairs(&objects), expected);
     }
 
     #[test]
