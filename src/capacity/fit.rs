@@ -196,6 +196,43 @@ mod tests {
     use crate::capacity::capacity_report;
     use crate::values::resolve_values;
 
+    /// A report within every budget, with two Redis servers.
+    fn report_within_budgets() -> CapacityReport {
+        let total = |peak: u64, budget: u64| crate::capacity::report::Total {
+            workloads: peak,
+            reservations: 0,
+            peak,
+            limit: Some(budget),
+            reserve: 0,
+            budget: Some(budget),
+            exceeded_by: peak.saturating_sub(budget),
+        };
+        CapacityReport {
+            workloads: Vec::new(),
+            postgres: total(10, 10),
+            redis_total: total(20, 20),
+            redis_servers: vec![("a".into(), total(5, 5)), ("b".into(), total(15, 15))],
+        }
+    }
+
+    #[test]
+    fn every_budget_counts_including_each_redis_server() {
+        let fits = report_within_budgets();
+        // Each budget met exactly fits.
+        assert!(fits_every_budget(&fits));
+        let mut over = fits.clone();
+        over.postgres.peak += 1;
+        assert!(!fits_every_budget(&over));
+        let mut over = fits.clone();
+        over.redis_total.peak += 1;
+        assert!(!fits_every_budget(&over));
+        for server in 0..2 {
+            let mut over = fits.clone();
+            over.redis_servers[server].1.peak += 1;
+            assert!(!fits_every_budget(&over), "server {server}");
+        }
+    }
+
     /// One api workload with 12 connections per process, retiring generations 1:
     /// m pods peak at (m + 1 + m) x 12 connections.
     fn spec(max_connections: u32, presets: &str) -> Spec {
