@@ -397,7 +397,12 @@ mod tests {
                 && f.message.contains("`before-hook-creation`"),
             "{f}"
         );
-        assert!(f.hint.contains("rename `config`"), "{f}");
+        assert!(
+            f.hint.starts_with(
+                "rename `config`: `config`, `dependency-capacity` and `secrets` name the chart's own objects"
+            ),
+            "{f}"
+        );
     }
 
     #[test]
@@ -418,6 +423,21 @@ mod tests {
         assert_eq!(findings.len(), 6, "{findings:#?}");
         let expected = format!("{}-a-api", "f".repeat(57));
         assert!(findings[0].message.contains(&expected), "{}", findings[0]);
+        // Named by the full name that breaks them, and both workloads are to rename.
+        let f = &findings[0];
+        assert!(
+            f.message.contains(&format!(
+                "when the full name is `{}-a` (59 characters",
+                "f".repeat(57)
+            )),
+            "{f}"
+        );
+        assert!(
+            f.hint
+                .starts_with("rename `a-api` or `api`: a name that ends with `-`"),
+            "{f}"
+        );
+        assert_eq!(f.path, "workloads.api");
         // The example really collides.
         let i = NameInputs {
             release: "r",
@@ -430,6 +450,23 @@ mod tests {
             NamePattern::Suffixed("a-api".into()).evaluate(&i)
         );
         assert_eq!(NamePattern::Suffixed("a-api".into()).evaluate(&i), expected);
+    }
+
+    #[test]
+    fn names_equal_for_a_short_release_but_not_a_long_one_collide_only_then() {
+        let s = spec("workloads:\n  api: {web: {}}\n");
+        // `r-shop-api-long-suffix` both ways for the release `r`; at 53 characters the
+        // suffixed name cuts its full name and the template cuts its end.
+        let suffixed = NamePattern::Suffixed("api-long-suffix".into());
+        let taken = template("{release}-shop-api-long-suffix");
+        let found = collision(&s, &suffixed, &taken, MAX_RELEASE_NAME);
+        let Some(Collision::When { release, name, .. }) = found else {
+            panic!("not a collision for one release only: {found:?}");
+        };
+        assert_eq!(
+            (release.as_str(), name.as_str()),
+            ("r", "r-shop-api-long-suffix")
+        );
     }
 
     #[test]
