@@ -12,6 +12,21 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Turns transparent huge pages off for this process, as `MIMALLOC_ALLOW_THP=0` would,
+/// for `render`. mimalloc asks for huge pages for its arenas, and each first touch of
+/// one zeroes 2 MiB; with a heap per thread many are touched only in part. At 400
+/// workloads `render` peaks at about 86 MiB without them against 96 to 105 with them,
+/// in the same time, and the examples spend less system time. `generate`, which
+/// touches some 300 MiB, keeps them: without, its page faults made it about a fifth
+/// slower. Nothing is refused if the kernel says no.
+fn without_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes integer arguments and touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
 /// Turns one typed description of a platform into a Helm chart, its values schema,
 /// presets, the rendered manifests of every preset, and refuses unsafe presets.
 ///
@@ -269,13 +284,16 @@ fn main() -> ExitCode {
             ref name,
             ref namespace,
             ref values,
-        } => commands::render(
-            &cli.spec,
-            &values.options(Release {
-                name: name.clone(),
-                namespace: namespace.clone(),
-            }),
-        ),
+        } => {
+            without_huge_pages();
+            commands::render(
+                &cli.spec,
+                &values.options(Release {
+                    name: name.clone(),
+                    namespace: namespace.clone(),
+                }),
+            )
+        }
         Command::Schema => commands::schema(),
         Command::Capacity { ref values, format } => commands::capacity(
             &cli.spec,
