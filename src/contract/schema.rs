@@ -247,9 +247,7 @@ const NAME_OVERRIDE_PATTERN: &str = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$";
 /// [`plan_names_of`]. The spec's presets are named as declared: no preset is
 /// expanded or fitted to know its name.
 pub fn plan_names(spec: &Spec) -> Vec<String> {
-    let mut names = vec![crate::values::presets::DEFAULT_PRESET.to_string()];
-    names.extend(spec.presets.keys().cloned());
-    names
+    default_then(spec.presets.keys())
 }
 
 /// The contract of every plan: the defaults and each preset, resolved.
@@ -285,8 +283,13 @@ pub fn plan_contracts_over(
 pub fn plan_names_of(
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
 ) -> Vec<String> {
+    default_then(presets.keys())
+}
+
+/// `default`, then the presets' names in their order.
+fn default_then<'a>(presets: impl Iterator<Item = &'a String>) -> Vec<String> {
     let mut names = vec![crate::values::presets::DEFAULT_PRESET.to_string()];
-    names.extend(presets.keys().cloned());
+    names.extend(presets.cloned());
     names
 }
 
