@@ -453,6 +453,31 @@ mod tests {
     }
 
     #[test]
+    fn names_equal_only_under_a_full_name_override_collide_only_then() {
+        let s = spec("workloads:\n  api: {web: {}}\n");
+        // `{fullname}-x` is `f-x` for the full name override `f`, whatever the release;
+        // without an override it holds the release name, never `f`.
+        let found = collision(
+            &s,
+            &template("{fullname}-x"),
+            &template("f-x"),
+            MAX_RELEASE_NAME,
+        );
+        let Some(Collision::When {
+            release,
+            fullname_override,
+            name,
+        }) = found
+        else {
+            panic!("not a collision under one full name only: {found:?}");
+        };
+        assert_eq!(
+            (release.as_str(), fullname_override.as_str(), name.as_str()),
+            ("r", "f", "f-x")
+        );
+    }
+
+    #[test]
     fn names_equal_for_a_short_release_but_not_a_long_one_collide_only_then() {
         let s = spec("workloads:\n  api: {web: {}}\n");
         // `r-shop-api-long-suffix` both ways for the release `r`; at 53 characters the
