@@ -14,6 +14,7 @@ use crate::expr::EvalError;
 use crate::guards::capacity::capacity_findings_over;
 use crate::guards::{check_guards_with, Finding, Severity};
 use crate::objects::build_objects;
+use crate::parallel::side_by_side;
 use crate::spec::Spec;
 use crate::values::presets::{resolve_preset_over, DEFAULT_PRESET};
 use crate::values::{default_values, ValuesError, ValuesSchema};
@@ -237,38 +238,6 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     })
 }
 
-/// Runs `first` on a second thread while `second` runs on this one, and returns both
-/// results; both run here, `first` first, when no thread can be started. The second
-/// thread has the main thread's usual 8 MiB of stack, since the stages recurse as deep
-/// as the values and objects nest.
-pub fn side_by_side<A: Send, B>(
-    first: impl FnOnce() -> A + Send,
-    second: impl FnOnce() -> B,
-) -> (A, B) {
-    // Taken exactly once: by the second thread, or here when it cannot start.
-    let first = std::sync::Mutex::new(Some(first));
-    let run_first = || first.lock().ok().and_then(|mut f| f.take()).map(|f| f());
-    let (a, b) = std::thread::scope(|scope| {
-        let spawned = std::thread::Builder::new()
-            .stack_size(SECOND_THREAD_STACK)
-            .spawn_scoped(scope, run_first);
-        match spawned {
-            Ok(handle) => {
-                let b = second();
-                let a = handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (a, b)
-            }
-            Err(_) => (run_first(), second()),
-        }
-    });
-    (a.expect("the first task runs exactly once"), b)
-}
-
-/// The stack of [`side_by_side`]'s second thread.
-const SECOND_THREAD_STACK: usize = 8 * 1024 * 1024;
-
 /// Resolves, checks and renders the defaults and every preset: their findings, their
 /// records, and the files `rendered/<preset>.yaml` and `capacity/<preset>.*`.
 fn review_presets(
@@ -278,95 +247,32 @@ fn review_presets(
     schema: &serde_json::Value,
     presets: &BTreeMap<String, crate::values::presets::Preset>,
 ) -> Result<Review, GenerateError> {
-    let mut out = OutputFiles::new();
-    let release = Release::default();
-    let mut findings: Vec<(String, Finding)> = Vec::new();
-    let mut records = BTreeMap::new();
-    let mut unrendered = Vec::new();
     // Compiled at most once for every preset.
     let validator = ValuesSchema::new(schema);
     let mut names: Vec<Option<&str>> = vec![None];
     names.extend(presets.keys().map(|k| Some(k.as_str())));
-    let exprs = capacity_exprs(spec);
-    let default_map = crate::values::entries_of(defaults);
-    for name in names {
-        let label = name.unwrap_or(DEFAULT_PRESET);
-        let values = resolve_preset_over(default_map, presets, name)?;
-        // One capacity formula and report per preset, for the guards and the figures.
-        let capacity = Capacity::over(&exprs, spec, &values);
-        let report = capacity.report();
-        let guard_findings = check_guards_with(
-            spec,
-            &values,
-            capacity_findings_over(&capacity, report.as_ref()),
-        );
-        let mut preset_findings = Vec::new();
-        let schema_ok = if let Err(ValuesError::Schema { violations, .. }) =
-            validator.check(&values, &format!("preset `{label}`"))
-        {
-            // The schema's own findings, unless a guard explains the same rule better. A
-            // preset's plan bounds come from its own values, so when a guard refuses the
-            // preset they only repeat the guard.
-            let guard_errors = guard_findings.iter().any(|f| f.severity == Severity::Error);
-            for v in violations {
-                let explained = guard_findings
-                    .iter()
-                    .any(|f| v.message.starts_with(&format!("refused by {}:", f.rule)))
-                    || (guard_errors && v.message.starts_with("refused by capacity.plan:"));
-                if !explained {
-                    preset_findings.push(schema_finding(v));
-                }
-            }
-            // The schema already says why such values do not fit the types.
-            preset_findings.extend(
-                guard_findings
-                    .into_iter()
-                    .filter(|f| f.rule != "values.types"),
-            );
-            false
-        } else {
-            preset_findings.extend(guard_findings);
-            true
-        };
-        let mut record = PresetRecord {
-            budgets: Vec::new(),
-            findings: preset_findings.iter().map(FindingRecord::of).collect(),
-        };
-        record.findings.sort();
-        findings.extend(preset_findings.into_iter().map(|f| (label.to_string(), f)));
-        if !schema_ok {
-            // The figures still say what the guards measured, when the values evaluate.
-            record.budgets = report
-                .and_then(|r| budget_uses(&capacity, &r))
-                .unwrap_or_default();
-            unrendered.push(label.to_string());
-            records.insert(label.to_string(), record);
-            continue;
+    let shared = PresetInputs {
+        spec,
+        docs,
+        presets,
+        validator: &validator,
+        exprs: &capacity_exprs(spec),
+        defaults: crate::values::entries_of(defaults),
+    };
+    // Each preset on the next free core; the results are joined in the presets' order.
+    let reviews = crate::parallel::map_in_parallel(&names, |name| review_preset(&shared, *name));
+    let mut out = OutputFiles::new();
+    let mut findings: Vec<(String, Finding)> = Vec::new();
+    let mut records = BTreeMap::new();
+    let mut unrendered = Vec::new();
+    for review in reviews {
+        let review = review?;
+        out.extend(review.files);
+        findings.extend(review.findings);
+        if !review.rendered {
+            unrendered.push(review.label.clone());
         }
-        let render_error = |source| GenerateError::Render {
-            preset: label.to_string(),
-            source,
-        };
-        let text = render_manifests(spec, docs, &values, &release).map_err(render_error)?;
-        crate::backends::limits::check_object_limits(&text).map_err(|source| {
-            GenerateError::TooLarge {
-                preset: label.to_string(),
-                source: Box::new(source),
-            }
-        })?;
-        out.insert(format!("rendered/{label}.yaml"), text);
-        let report = report.map_err(render_error)?;
-        out.insert(format!("capacity/{label}.txt"), format_table(&report));
-        record.budgets = budget_uses(&capacity, &report).map_err(render_error)?;
-        out.insert(
-            format!("capacity/{label}.svg"),
-            capacity_svg(&figure_title(&spec.chart.name, label), &record.budgets),
-        );
-        out.insert(
-            format!("capacity/{label}.json"),
-            pretty_json(&serde_json::to_value(&record).unwrap_or_default()),
-        );
-        records.insert(label.to_string(), record);
+        records.insert(review.label, review.record);
     }
     Ok(Review {
         files: out,
@@ -376,48 +282,121 @@ fn review_presets(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// What every preset's review reads.
+struct PresetInputs<'a> {
+    spec: &'a Spec,
+    docs: &'a [crate::objects::tree::Document],
+    presets: &'a BTreeMap<String, crate::values::presets::Preset>,
+    validator: &'a ValuesSchema<'a>,
+    exprs: &'a crate::capacity::CapacityExprs,
+    defaults: &'a serde_json::Map<String, serde_json::Value>,
+}
 
-    #[test]
-    fn side_by_side_runs_the_first_task_on_another_thread_and_returns_both() {
-        let here = std::thread::current().id();
-        let (first, second) = side_by_side(
-            || (std::thread::current().id(), vec![1, 2, 3]),
-            || (std::thread::current().id(), "second"),
+/// One preset's part of [`review_presets`].
+struct PresetReview {
+    label: String,
+    /// `rendered/<preset>.yaml` and `capacity/<preset>.*`, when it renders.
+    files: Vec<(String, String)>,
+    findings: Vec<(String, Finding)>,
+    record: PresetRecord,
+    /// Whether the schema accepted it, so that it was rendered.
+    rendered: bool,
+}
+
+/// Resolves, checks and renders the defaults (`name` `None`) or one preset.
+fn review_preset(
+    inputs: &PresetInputs<'_>,
+    name: Option<&str>,
+) -> Result<PresetReview, GenerateError> {
+    let spec = inputs.spec;
+    let label = name.unwrap_or(DEFAULT_PRESET);
+    let values = resolve_preset_over(inputs.defaults, inputs.presets, name)?;
+    // One capacity formula and report per preset, for the guards and the figures.
+    let capacity = Capacity::over(inputs.exprs, spec, &values);
+    let report = capacity.report();
+    let guard_findings = check_guards_with(
+        spec,
+        &values,
+        capacity_findings_over(&capacity, report.as_ref()),
+    );
+    let mut preset_findings = Vec::new();
+    let schema_ok = if let Err(ValuesError::Schema { violations, .. }) = inputs
+        .validator
+        .check(&values, &format!("preset `{label}`"))
+    {
+        // The schema's own findings, unless a guard explains the same rule better. A
+        // preset's plan bounds come from its own values, so when a guard refuses the
+        // preset they only repeat the guard.
+        let guard_errors = guard_findings.iter().any(|f| f.severity == Severity::Error);
+        for v in violations {
+            let explained = guard_findings
+                .iter()
+                .any(|f| v.message.starts_with(&format!("refused by {}:", f.rule)))
+                || (guard_errors && v.message.starts_with("refused by capacity.plan:"));
+            if !explained {
+                preset_findings.push(schema_finding(v));
+            }
+        }
+        // The schema already says why such values do not fit the types.
+        preset_findings.extend(
+            guard_findings
+                .into_iter()
+                .filter(|f| f.rule != "values.types"),
         );
-        assert_ne!(first.0, here);
-        assert_eq!(first.1, vec![1, 2, 3]);
-        assert_eq!(second, (here, "second"));
-    }
-
-    #[test]
-    fn side_by_side_runs_both_tasks_at_once() {
-        // Each task waits for the other to start: run one after the other, they would
-        // wait forever (the timeout fails the test instead).
-        let (tx_a, rx_a) = std::sync::mpsc::channel();
-        let (tx_b, rx_b) = std::sync::mpsc::channel();
-        let wait = std::time::Duration::from_secs(10);
-        let (a, b) = side_by_side(
-            move || {
-                tx_a.send(()).unwrap();
-                rx_b.recv_timeout(wait).is_ok()
-            },
-            move || {
-                tx_b.send(()).unwrap();
-                rx_a.recv_timeout(wait).is_ok()
-            },
-        );
-        assert!(a && b);
-    }
-
-    #[test]
-    fn a_panic_of_the_first_task_reaches_the_caller() {
-        let caught = std::panic::catch_unwind(|| {
-            side_by_side(|| -> u8 { panic!("first task failed") }, || 2)
+        false
+    } else {
+        preset_findings.extend(guard_findings);
+        true
+    };
+    let mut record = PresetRecord {
+        budgets: Vec::new(),
+        findings: preset_findings.iter().map(FindingRecord::of).collect(),
+    };
+    record.findings.sort();
+    let findings = preset_findings
+        .into_iter()
+        .map(|f| (label.to_string(), f))
+        .collect();
+    if !schema_ok {
+        // The figures still say what the guards measured, when the values evaluate.
+        record.budgets = report
+            .and_then(|r| budget_uses(&capacity, &r))
+            .unwrap_or_default();
+        return Ok(PresetReview {
+            label: label.to_string(),
+            files: Vec::new(),
+            findings,
+            record,
+            rendered: false,
         });
-        let payload = caught.unwrap_err();
-        assert_eq!(payload.downcast_ref::<&str>(), Some(&"first task failed"));
     }
+    let render_error = |source| GenerateError::Render {
+        preset: label.to_string(),
+        source,
+    };
+    let text =
+        render_manifests(spec, inputs.docs, &values, &Release::default()).map_err(render_error)?;
+    crate::backends::limits::check_object_limits(&text).map_err(|source| {
+        GenerateError::TooLarge {
+            preset: label.to_string(),
+            source: Box::new(source),
+        }
+    })?;
+    let report = report.map_err(render_error)?;
+    let table = format_table(&report);
+    record.budgets = budget_uses(&capacity, &report).map_err(render_error)?;
+    let figure = capacity_svg(&figure_title(&spec.chart.name, label), &record.budgets);
+    let json = pretty_json(&serde_json::to_value(&record).unwrap_or_default());
+    Ok(PresetReview {
+        label: label.to_string(),
+        files: vec![
+            (format!("rendered/{label}.yaml"), text),
+            (format!("capacity/{label}.txt"), table),
+            (format!("capacity/{label}.svg"), figure),
+            (format!("capacity/{label}.json"), json),
+        ],
+        findings,
+        record,
+        rendered: true,
+    })
 }

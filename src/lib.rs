@@ -16,6 +16,9 @@
 //! 10. [`generate`]: every output file, in memory.
 //! 11. [`publish`] (package, OCI push) and [`external`] (processes, kubeconform).
 //! 12. [`commands`]: the CLI's commands, the only I/O.
+//!
+//! [`parallel`] is not a stage: any stage may run independent work on the machine's
+//! cores with it, and it uses none.
 
 pub mod backends;
 pub mod capacity;
@@ -27,6 +30,7 @@ pub mod generate;
 pub mod guards;
 pub mod model;
 pub mod objects;
+pub mod parallel;
 pub mod publish;
 pub mod spec;
 pub mod values;

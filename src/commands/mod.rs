@@ -281,54 +281,52 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     check_release_name(&options.release.name)?;
     let spec = read_spec(spec_path)?;
     let merged = merge_values_for(&spec, options)?;
-    // The values are checked against the schema on a second thread while this one runs
-    // the guards and renders; both read the same spec and values. What the check
-    // decides comes first, as when the two ran one after the other: refused values
-    // print nothing but the violations, and the guards' findings and the manifests
-    // computed meanwhile are dropped.
-    let (
-        checked,
-        Rendered {
-            findings,
-            manifests,
-        },
-    ) = crate::generate::side_by_side(
-        || merged.check(&spec),
-        || guards_and_manifests(&spec, &merged.values, &options.release),
-    );
-    checked?;
+    // Three independent tasks on the machine's cores: check the values against the
+    // schema, run the guards, render the manifests; all read the same spec and values.
+    // What the check decides comes first, as when they ran one after the other:
+    // refused values print nothing but the violations, and the guards' findings and
+    // the manifests computed meanwhile are dropped. Then the guards: the manifests
+    // print only when no finding is an error.
+    let (mut checked, mut findings, mut manifests) = (None, None, None);
+    let (check_slot, guard_slot, render_slot) = (&mut checked, &mut findings, &mut manifests);
+    let (spec_ref, merged_ref) = (&spec, &merged);
+    crate::parallel::run_in_parallel(vec![
+        Box::new(move || {
+            *render_slot = Some(render_manifests_of(
+                spec_ref,
+                &merged_ref.values,
+                &options.release,
+            ))
+        }),
+        Box::new(move || *check_slot = Some(merged_ref.check(spec_ref))),
+        Box::new(move || {
+            *guard_slot = Some(crate::guards::check_guards(spec_ref, &merged_ref.values))
+        }),
+    ]);
+    checked.expect("the check ran")?;
+    let findings = findings.expect("the guards ran");
     for finding in &findings {
         eprintln!("{finding}");
     }
-    let Some(manifests) = manifests else {
+    if findings
+        .iter()
+        .any(|f| f.severity == crate::guards::Severity::Error)
+    {
         return Ok(Exit::Findings);
-    };
-    let text = manifests?;
+    }
+    let text = manifests.expect("the manifests rendered")?;
     crate::backends::limits::check_object_limits(&text)?;
     let _ = io::stdout().lock().write_all(text.as_bytes());
     left_to_exit((spec, merged, text));
     Ok(Exit::Ok)
 }
 
-/// What the guards found, and the manifests when no finding is an error.
-struct Rendered {
-    findings: Vec<crate::guards::Finding>,
-    manifests: Option<Result<String, CommandError>>,
-}
-
-/// Runs the guards on `values` and, when none refuses them, renders each document as
-/// it is built, and drops it.
-fn guards_and_manifests(spec: &Spec, values: &serde_json::Value, release: &Release) -> Rendered {
-    let findings = crate::guards::check_guards(spec, values);
-    if findings
-        .iter()
-        .any(|f| f.severity == crate::guards::Severity::Error)
-    {
-        return Rendered {
-            findings,
-            manifests: None,
-        };
-    }
+/// Renders each document as it is built, and drops it.
+fn render_manifests_of(
+    spec: &Spec,
+    values: &serde_json::Value,
+    release: &Release,
+) -> Result<String, CommandError> {
     let mut manifests = Manifests::new(spec, values, release);
     let mut failed = None;
     crate::objects::each_object(spec, &mut |doc| {
@@ -336,13 +334,9 @@ fn guards_and_manifests(spec: &Spec, values: &serde_json::Value, release: &Relea
             failed = manifests.add(&doc).err();
         }
     });
-    let manifests = match failed {
+    match failed {
         Some(error) => Err(error.into()),
         None => Ok(manifests.finish()),
-    };
-    Rendered {
-        findings,
-        manifests: Some(manifests),
     }
 }
 

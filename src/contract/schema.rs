@@ -270,13 +270,11 @@ pub fn plan_contracts_over(
     defaults: &Map<String, Value>,
 ) -> Vec<crate::contract::plans::PlanContract> {
     let exprs = crate::capacity::capacity_exprs(spec);
-    plan_names_of(presets)
-        .iter()
-        .map(|name| {
-            let values = plan_values_over(defaults, presets, name);
-            crate::contract::plans::plan_contract_over(&exprs, spec, name, &values)
-        })
-        .collect()
+    // Each plan on the next free core, in the plans' order.
+    crate::parallel::map_in_parallel(&plan_names_of(presets), |name| {
+        let values = plan_values_over(defaults, presets, name);
+        crate::contract::plans::plan_contract_over(&exprs, spec, name, &values)
+    })
 }
 
 /// The names of the checked plans, from the spec's presets: `default` and each one.

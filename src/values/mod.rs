@@ -467,7 +467,7 @@ pub fn check_values_schema(
 /// violations of refused values.
 pub struct ValuesSchema<'s> {
     schema: &'s Value,
-    validator: std::cell::OnceCell<Result<jsonschema::Validator, String>>,
+    validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
 }
 
 impl<'s> ValuesSchema<'s> {
@@ -475,7 +475,7 @@ impl<'s> ValuesSchema<'s> {
     pub fn new(schema: &'s Value) -> Self {
         ValuesSchema {
             schema,
-            validator: std::cell::OnceCell::new(),
+            validator: std::sync::OnceLock::new(),
         }
     }
 

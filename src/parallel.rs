@@ -1,0 +1,222 @@
+//! Independent work on the machine's cores: two stages side by side, a list of tasks,
+//! or one function over many items. Not a stage: any stage may use it, and it uses
+//! none.
+//!
+//! Every helper thread is scoped (it borrows what the caller owns and ends before the
+//! call returns), has the main thread's usual 8 MiB of stack (the stages recurse as
+//! deep as the values and objects nest), and hands a panic to the caller. When no
+//! thread can be started, the work runs on the calling thread, in order.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The stack of every helper thread.
+const HELPER_STACK: usize = 8 * 1024 * 1024;
+
+/// Runs `first` on a second thread while `second` runs on this one, and returns both
+/// results; both run here, `first` first, when no thread can be started.
+pub fn side_by_side<A: Send, B>(
+    first: impl FnOnce() -> A + Send,
+    second: impl FnOnce() -> B,
+) -> (A, B) {
+    // Taken exactly once: by the second thread, or here when it cannot start.
+    let first = Mutex::new(Some(first));
+    let run_first = || first.lock().ok().and_then(|mut f| f.take()).map(|f| f());
+    let (a, b) = std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .stack_size(HELPER_STACK)
+            .spawn_scoped(scope, run_first);
+        match spawned {
+            Ok(handle) => {
+                let b = second();
+                let a = handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (a, b)
+            }
+            Err(_) => (run_first(), second()),
+        }
+    });
+    (a.expect("the first task runs exactly once"), b)
+}
+
+/// A unit of work for [`run_in_parallel`]; it hands its result out through what it
+/// captures (a `&mut Option<T>`, say).
+pub type Task<'a> = Box<dyn FnOnce() + Send + 'a>;
+
+/// Runs every task exactly once, on this thread and on one more thread per other core
+/// (never more threads than tasks), and returns when all have run. Each thread takes
+/// the next task no thread has taken, in the list's order: put the longest first, and
+/// the short ones fill in behind.
+pub fn run_in_parallel(tasks: Vec<Task<'_>>) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let helpers = cores.min(tasks.len()).saturating_sub(1);
+    let queue: Vec<Mutex<Option<Task<'_>>>> =
+        tasks.into_iter().map(|t| Mutex::new(Some(t))).collect();
+    let next = AtomicUsize::new(0);
+    let work = || {
+        while let Some(cell) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
+            // Each index is claimed by one thread only, so the lock is never contended.
+            let task = cell.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(task) = task {
+                task();
+            }
+        }
+    };
+    if helpers == 0 {
+        work();
+        return;
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..helpers)
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .stack_size(HELPER_STACK)
+                    .spawn_scoped(scope, work)
+                    .ok()
+            })
+            .collect();
+        work();
+        for handle in handles {
+            if let Err(panic) = handle.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+}
+
+/// `f` of every item, computed by [`run_in_parallel`], in the items' order.
+pub fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let mut results: Vec<Option<R>> = items.iter().map(|_| None).collect();
+    let f = &f;
+    let tasks = items
+        .iter()
+        .zip(results.iter_mut())
+        .map(|(item, slot)| Box::new(move || *slot = Some(f(item))) as Task<'_>)
+        .collect();
+    run_in_parallel(tasks);
+    results
+        .into_iter()
+        .map(|r| r.expect("run_in_parallel runs every task"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[test]
+    fn side_by_side_runs_the_first_task_on_another_thread_and_returns_both() {
+        let here = std::thread::current().id();
+        let (first, second) = side_by_side(
+            || (std::thread::current().id(), vec![1, 2, 3]),
+            || (std::thread::current().id(), "second"),
+        );
+        assert_ne!(first.0, here);
+        assert_eq!(first.1, vec![1, 2, 3]);
+        assert_eq!(second, (here, "second"));
+    }
+
+    #[test]
+    fn side_by_side_runs_both_tasks_at_once() {
+        // Each task waits for the other to start: run one after the other, they would
+        // wait forever (the timeout fails the test instead).
+        let (tx_a, rx_a) = mpsc::channel();
+        let (tx_b, rx_b) = mpsc::channel();
+        let wait = Duration::from_secs(10);
+        let (a, b) = side_by_side(
+            move || {
+                tx_a.send(()).unwrap();
+                rx_b.recv_timeout(wait).is_ok()
+            },
+            move || {
+                tx_b.send(()).unwrap();
+                rx_a.recv_timeout(wait).is_ok()
+            },
+        );
+        assert!(a && b);
+    }
+
+    #[test]
+    fn a_panic_of_the_first_task_reaches_the_caller() {
+        let caught = std::panic::catch_unwind(|| {
+            side_by_side(|| -> u8 { panic!("first task failed") }, || 2)
+        });
+        let payload = caught.unwrap_err();
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"first task failed"));
+    }
+
+    #[test]
+    fn map_in_parallel_keeps_the_items_order_and_runs_each_once() {
+        let calls = AtomicUsize::new(0);
+        let items: Vec<u64> = (0..1000).collect();
+        let squares = map_in_parallel(&items, |&n| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            n * n
+        });
+        assert_eq!(squares, items.iter().map(|n| n * n).collect::<Vec<_>>());
+        assert_eq!(calls.load(Ordering::Relaxed), 1000);
+        assert!(map_in_parallel(&[] as &[u8], |&n| n).is_empty());
+        assert_eq!(map_in_parallel(&[7u8], |&n| n + 1), vec![8]);
+    }
+
+    #[test]
+    fn run_in_parallel_uses_every_core() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores < 2 {
+            // One core: everything runs here, in order.
+            let order = Mutex::new(Vec::new());
+            let log = &order;
+            let tasks: Vec<Task<'_>> = (0..3)
+                .map(|i| Box::new(move || log.lock().unwrap().push(i)) as Task<'_>)
+                .collect();
+            run_in_parallel(tasks);
+            assert_eq!(*order.lock().unwrap(), vec![0, 1, 2]);
+            return;
+        }
+        // Two tasks that each wait for the other: only two threads at once finish them.
+        let (tx_a, rx_a) = mpsc::channel();
+        let (tx_b, rx_b) = mpsc::channel();
+        let wait = Duration::from_secs(10);
+        let (mut a, mut b) = (None, None);
+        let threads = Mutex::new(HashSet::new());
+        let (a_slot, b_slot, seen) = (&mut a, &mut b, &threads);
+        run_in_parallel(vec![
+            Box::new(move || {
+                seen.lock().unwrap().insert(std::thread::current().id());
+                tx_a.send(()).unwrap();
+                *a_slot = Some(rx_b.recv_timeout(wait).is_ok());
+            }),
+            Box::new(move || {
+                seen.lock().unwrap().insert(std::thread::current().id());
+                tx_b.send(()).unwrap();
+                *b_slot = Some(rx_a.recv_timeout(wait).is_ok());
+            }),
+        ]);
+        assert_eq!((a, b), (Some(true), Some(true)));
+        assert_eq!(threads.lock().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_panic_of_any_task_reaches_the_caller() {
+        for panicking in 0..3 {
+            let caught = std::panic::catch_unwind(|| {
+                map_in_parallel(&[0, 1, 2], |&i| {
+                    if i == panicking {
+                        panic!("task {i} failed");
+                    }
+                    i
+                })
+            });
+            let payload = caught.unwrap_err();
+            let message = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_default();
+            assert_eq!(message, format!("task {panicking} failed"));
+        }
+    }
+}
