@@ -8,7 +8,7 @@ use crate::backends::native::{render_manifests, Release};
 use crate::capacity::breakdown::{budget_uses, BudgetUse};
 use crate::capacity::svg::{capacity_svg, figure_title};
 use crate::capacity::{capacity_exprs, format_table, Capacity};
-use crate::contract::schema::values_schema_with;
+use crate::contract::schema::{each_plan_values, plan_names_of, values_schema_with};
 use crate::contract::Contract;
 use crate::expr::EvalError;
 use crate::guards::capacity::capacity_findings_over;
@@ -16,7 +16,6 @@ use crate::guards::{check_guards_with, Finding, Severity};
 use crate::objects::build_objects;
 use crate::parallel::side_by_side;
 use crate::spec::Spec;
-use crate::values::presets::{resolve_preset_over, DEFAULT_PRESET};
 use crate::values::{default_values, ValuesError, ValuesSchema};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -199,14 +198,17 @@ pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
 pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     // The object tree, and the contract with the schema built from it, read only the
     // spec: they are built side by side.
-    let (docs, (defaults, contract, schema)) = side_by_side(
+    // Each plan's values are resolved once, for its contract and its review.
+    let (docs, (defaults, contract, schema, plan_values)) = side_by_side(
         || build_objects(spec),
         || {
             let defaults = default_values(spec);
-            let mut contract = Contract::over(spec, &defaults);
+            let presets = crate::capacity::fit::presets(spec);
+            let plan_values = each_plan_values(crate::values::entries_of(&defaults), &presets);
+            let mut contract = Contract::with_plan_values(spec, &defaults, presets, &plan_values);
             let schema =
                 values_schema_with(spec, contract.take_rule_schemas(), contract.pods, &defaults);
-            (defaults, contract, schema)
+            (defaults, contract, schema, plan_values)
         },
     );
     let inputs = ChartInputs {
@@ -220,7 +222,7 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     // The chart's text, and each preset's checks and renders, are independent too.
     let (chart, presets) = side_by_side(
         || build_chart(&inputs),
-        || review_presets(spec, &docs, &defaults, &schema, &contract.presets),
+        || review_presets(spec, &docs, &schema, &contract.presets, &plan_values),
     );
     let chart = chart?;
     let presets = presets?;
@@ -238,29 +240,30 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     })
 }
 
-/// Resolves, checks and renders the defaults and every preset: their findings, their
-/// records, and the files `rendered/<preset>.yaml` and `capacity/<preset>.*`.
+/// Checks and renders the defaults and every preset, from each plan's resolved values
+/// ([`each_plan_values`]): their findings, their records, and the files
+/// `rendered/<preset>.yaml` and `capacity/<preset>.*`.
 fn review_presets(
     spec: &Spec,
     docs: &[crate::objects::tree::Document],
-    defaults: &serde_json::Value,
     schema: &serde_json::Value,
     presets: &BTreeMap<String, crate::values::presets::Preset>,
+    plan_values: &[serde_json::Value],
 ) -> Result<Review, GenerateError> {
     // Compiled at most once for every preset.
     let validator = ValuesSchema::new(schema);
-    let mut names: Vec<Option<&str>> = vec![None];
-    names.extend(presets.keys().map(|k| Some(k.as_str())));
+    let names = plan_names_of(presets);
+    let plans: Vec<(&String, &serde_json::Value)> = names.iter().zip(plan_values).collect();
     let shared = PresetInputs {
         spec,
         docs,
-        presets,
         validator: &validator,
         exprs: &capacity_exprs(spec),
-        defaults: crate::values::entries_of(defaults),
     };
     // Each preset on the next free core; the results are joined in the presets' order.
-    let reviews = crate::parallel::map_in_parallel(&names, |name| review_preset(&shared, *name));
+    let reviews = crate::parallel::map_in_parallel(&plans, |&(label, values)| {
+        review_preset(&shared, label, values)
+    });
     let mut out = OutputFiles::new();
     let mut findings: Vec<(String, Finding)> = Vec::new();
     let mut records = BTreeMap::new();
@@ -286,10 +289,8 @@ fn review_presets(
 struct PresetInputs<'a> {
     spec: &'a Spec,
     docs: &'a [crate::objects::tree::Document],
-    presets: &'a BTreeMap<String, crate::values::presets::Preset>,
     validator: &'a ValuesSchema<'a>,
     exprs: &'a crate::capacity::CapacityExprs,
-    defaults: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 /// One preset's part of [`review_presets`].
@@ -303,26 +304,24 @@ struct PresetReview {
     rendered: bool,
 }
 
-/// Resolves, checks and renders the defaults (`name` `None`) or one preset.
+/// Checks and renders the defaults (`label` `default`) or one preset.
 fn review_preset(
     inputs: &PresetInputs<'_>,
-    name: Option<&str>,
+    label: &str,
+    values: &serde_json::Value,
 ) -> Result<PresetReview, GenerateError> {
     let spec = inputs.spec;
-    let label = name.unwrap_or(DEFAULT_PRESET);
-    let values = resolve_preset_over(inputs.defaults, inputs.presets, name)?;
     // One capacity formula and report per preset, for the guards and the figures.
-    let capacity = Capacity::over(inputs.exprs, spec, &values);
+    let capacity = Capacity::over(inputs.exprs, spec, values);
     let report = capacity.report();
     let guard_findings = check_guards_with(
         spec,
-        &values,
+        values,
         capacity_findings_over(&capacity, report.as_ref()),
     );
     let mut preset_findings = Vec::new();
-    let schema_ok = if let Err(ValuesError::Schema { violations, .. }) = inputs
-        .validator
-        .check(&values, &format!("preset `{label}`"))
+    let schema_ok = if let Err(ValuesError::Schema { violations, .. }) =
+        inputs.validator.check(values, &format!("preset `{label}`"))
     {
         // The schema's own findings, unless a guard explains the same rule better. A
         // preset's plan bounds come from its own values, so when a guard refuses the
@@ -375,7 +374,7 @@ fn review_preset(
         source,
     };
     let text =
-        render_manifests(spec, inputs.docs, &values, &Release::default()).map_err(render_error)?;
+        render_manifests(spec, inputs.docs, values, &Release::default()).map_err(render_error)?;
     crate::backends::limits::check_object_limits(&text).map_err(|source| {
         GenerateError::TooLarge {
             preset: label.to_string(),

@@ -54,8 +54,20 @@ impl Contract {
     /// ([`crate::values::default_values`]).
     pub fn over(spec: &Spec, defaults: &Value) -> Self {
         let presets = crate::capacity::fit::presets(spec);
-        let map = crate::values::entries_of(defaults);
-        let mut plans = schema::plan_contracts_over(spec, &presets, map);
+        let values = schema::each_plan_values(crate::values::entries_of(defaults), &presets);
+        Contract::with_plan_values(spec, defaults, presets, &values)
+    }
+
+    /// [`Contract::over`] the spec's fitted presets ([`crate::capacity::fit::presets`])
+    /// and each plan's values already resolved ([`schema::each_plan_values`] of them):
+    /// `generate` renders and reports those same values.
+    pub fn with_plan_values(
+        spec: &Spec,
+        defaults: &Value,
+        presets: BTreeMap<String, Preset>,
+        values: &[Value],
+    ) -> Self {
+        let mut plans = schema::plan_contracts_with(spec, &presets, values);
         let pods = plans::PodBounds::of(&plans);
         let rules = rules::root_rules_over(spec, &mut plans, pods, defaults);
         Contract {

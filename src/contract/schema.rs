@@ -269,11 +269,32 @@ pub fn plan_contracts_over(
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
     defaults: &Map<String, Value>,
 ) -> Vec<crate::contract::plans::PlanContract> {
-    let exprs = crate::capacity::capacity_exprs(spec);
-    // Each plan on the next free core, in the plans' order.
+    plan_contracts_with(spec, presets, &each_plan_values(defaults, presets))
+}
+
+/// Each plan's resolved values ([`plan_values_over`]) in the order of
+/// [`plan_names_of`], each on the next free core.
+pub fn each_plan_values(
+    defaults: &Map<String, Value>,
+    presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
+) -> Vec<Value> {
     crate::parallel::map_in_parallel(&plan_names_of(presets), |name| {
-        let values = plan_values_over(defaults, presets, name);
-        crate::contract::plans::plan_contract_over(&exprs, spec, name, &values)
+        plan_values_over(defaults, presets, name)
+    })
+}
+
+/// The contract of every plan, over each plan's values already resolved
+/// ([`each_plan_values`]), each on the next free core, in the plans' order.
+pub fn plan_contracts_with(
+    spec: &Spec,
+    presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
+    values: &[Value],
+) -> Vec<crate::contract::plans::PlanContract> {
+    let exprs = crate::capacity::capacity_exprs(spec);
+    let names = plan_names_of(presets);
+    let plans: Vec<(&String, &Value)> = names.iter().zip(values).collect();
+    crate::parallel::map_in_parallel(&plans, |(name, values)| {
+        crate::contract::plans::plan_contract_over(&exprs, spec, name, values)
     })
 }
 
