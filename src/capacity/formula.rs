@@ -225,6 +225,107 @@ impl WorkloadExprs {
     }
 }
 
+/// One workload's figures, each evaluated once ([`WorkloadExprs::terms`]), before a
+/// negative one (only from negative inputs) becomes 0.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadTerms {
+    pub max_pods: i64,
+    pub surge_pods: i64,
+    pub retiring: i64,
+    /// [`WorkloadExprs::processes_of_pods`].
+    pub processes_of_pods: i64,
+    pub peak_processes: i64,
+    pub postgres_per_process: i64,
+    /// Redis clients per process on every server: [`WorkloadExprs::redis_per_process`]
+    /// of `None`.
+    pub redis_per_process: i64,
+    /// Each Redis allocation's clients per process, with its server.
+    pub redis_allocations: Vec<(String, i64)>,
+}
+
+impl WorkloadTerms {
+    /// Redis clients per process on one server.
+    pub fn redis_on(&self, server: &str) -> i64 {
+        sum_saturating(
+            self.redis_allocations
+                .iter()
+                .filter(|(s, _)| s == server)
+                .map(|(_, n)| *n),
+        )
+    }
+}
+
+/// `add a b ... 0` as [`Expr::Add`] evaluates it: from 0, saturating.
+fn sum_saturating(terms: impl IntoIterator<Item = i64>) -> i64 {
+    terms.into_iter().fold(0, i64::saturating_add)
+}
+
+/// `mul a b ...` as [`Expr::Mul`] evaluates it: from 1, saturating.
+fn product_saturating(terms: impl IntoIterator<Item = i64>) -> i64 {
+    terms.into_iter().fold(1, i64::saturating_mul)
+}
+
+impl WorkloadExprs {
+    /// The workload's figures with each input expression evaluated once by `raw`
+    /// (which converts to an integer and saturates, as the totals' expressions do), and
+    /// combined with the saturating `add` and `mul` of [`WorkloadExprs::peak_processes`]
+    /// and the others, instead of building and evaluating each derived expression,
+    /// which repeats max pods four times. The inputs are evaluated in the order those
+    /// expressions evaluate them, so the first error is theirs. A test holds every
+    /// figure equal to its expression evaluated.
+    pub fn terms<E>(&self, raw: impl Fn(&Expr) -> Result<i64, E>) -> Result<WorkloadTerms, E> {
+        let (max_pods, surge_pods, retiring, processes, peak_processes) = match &self.named_peak {
+            // The ConfigMap's form: its peak is a named template over the same inputs.
+            Some(named) => {
+                let peak = raw(named)?;
+                let processes = raw(&self.processes)?;
+                let max_pods = raw(&self.max_pods)?;
+                (
+                    max_pods,
+                    raw(&self.surge_pods)?,
+                    raw(&self.retiring())?,
+                    processes,
+                    peak,
+                )
+            }
+            None if self.is_hook_job() => {
+                let max_pods = raw(&self.max_pods)?;
+                let processes = raw(&self.processes)?;
+                let surge_pods = raw(&self.surge_pods)?;
+                let peak = product_saturating([max_pods, processes]);
+                (max_pods, surge_pods, 0, processes, peak)
+            }
+            None => {
+                let max_pods = raw(&self.max_pods)?;
+                let surge_pods = raw(&self.surge_pods)?;
+                let retiring = product_saturating([max_pods, raw(&retiring_generations())?]);
+                let processes = raw(&self.processes)?;
+                let pods = sum_saturating([max_pods, surge_pods, retiring]);
+                let peak = product_saturating([pods, processes]);
+                (max_pods, surge_pods, retiring, processes, peak)
+            }
+        };
+        let mut postgres = Vec::with_capacity(self.postgres.len());
+        for (_, e) in &self.postgres {
+            postgres.push(raw(e)?);
+        }
+        let mut redis_allocations = Vec::with_capacity(self.redis.len());
+        for (_, server, e) in &self.redis {
+            redis_allocations.push((server.clone(), raw(e)?));
+        }
+        Ok(WorkloadTerms {
+            max_pods,
+            surge_pods,
+            retiring,
+            processes_of_pods: if max_pods > 0 { processes } else { 0 },
+            peak_processes,
+            postgres_per_process: sum_saturating(postgres),
+            redis_per_process: sum_saturating(redis_allocations.iter().map(|(_, n)| *n)),
+            redis_allocations,
+        })
+    }
+}
+
 /// One Redis server's budget.
 #[derive(Clone, Debug)]
 pub struct RedisServerExprs {

@@ -174,7 +174,7 @@ impl<'a> Capacity<'a> {
             postgres_terms.push(terms.postgres);
             redis_terms.push(terms.redis);
             for (server, sum) in e.redis_servers.iter().zip(&mut server_terms) {
-                let per_process = self.raw(&w.redis_per_process(Some(&server.name)))?;
+                let per_process = terms.figures.redis_on(&server.name);
                 sum.push(terms.peak_processes.saturating_mul(per_process));
             }
             workloads.push(terms.row);
@@ -236,23 +236,22 @@ impl<'a> Capacity<'a> {
     }
 
     fn row(&self, w: &WorkloadExprs) -> Result<RowTerms, EvalError> {
-        let peak_processes = self.raw(&w.peak_processes())?;
-        let postgres_per_process = self.raw(&w.postgres_per_process())?;
-        let redis_per_process = self.raw(&w.redis_per_process(None))?;
+        let figures = w.terms(|e| self.raw(e))?;
+        let peak_processes = figures.peak_processes;
         // `mul peak perProcess`, as `postgres_connections` and `redis_connections` are.
-        let postgres = peak_processes.saturating_mul(postgres_per_process);
-        let redis = peak_processes.saturating_mul(redis_per_process);
+        let postgres = peak_processes.saturating_mul(figures.postgres_per_process);
+        let redis = peak_processes.saturating_mul(figures.redis_per_process);
         let row = WorkloadRow {
             name: w.name.clone(),
             class: w.class.name().to_string(),
-            max_pods: self.number(&w.max_pods)?,
-            surge_pods: self.number(&w.surge_pods)?,
-            retiring: self.number(&w.retiring())?,
-            processes_per_pod: self.number(&w.processes_of_pods())?,
+            max_pods: clamp(figures.max_pods),
+            surge_pods: clamp(figures.surge_pods),
+            retiring: clamp(figures.retiring),
+            processes_per_pod: clamp(figures.processes_of_pods),
             peak_processes: clamp(peak_processes),
-            postgres_per_process: clamp(postgres_per_process),
+            postgres_per_process: clamp(figures.postgres_per_process),
             postgres: clamp(postgres),
-            redis_per_process: clamp(redis_per_process),
+            redis_per_process: clamp(figures.redis_per_process),
             redis: clamp(redis),
             autoscaled: self.truth(&w.autoscaled)?,
         };
@@ -261,6 +260,7 @@ impl<'a> Capacity<'a> {
             peak_processes,
             postgres,
             redis,
+            figures,
         })
     }
 }
@@ -271,6 +271,7 @@ struct RowTerms {
     peak_processes: i64,
     postgres: i64,
     redis: i64,
+    figures: crate::capacity::formula::WorkloadTerms,
 }
 
 /// A figure as the report shows it: a negative one (only from negative inputs) as 0.

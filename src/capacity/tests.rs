@@ -1462,3 +1462,83 @@ fn largest_fitting_boundaries() {
         Some(214_748_364)
     );
 }
+
+/// Every figure [`WorkloadExprs::terms`] combines from its inputs equals its own
+/// expression evaluated, for every example and preset and for values at the edges:
+/// counts so large that the products saturate, negative ones, zero replicas, a
+/// disabled workload; and for the capacity ConfigMap's named form.
+#[test]
+fn workload_terms_equal_their_expressions() {
+    let mut checked = 0;
+    for name in ["agent-platform", "llm-gateway", "web-shop"] {
+        let (spec, _) = example(name);
+        let all = crate::capacity::fit::presets(&spec);
+        let mut cases = Vec::new();
+        let mut names: Vec<Option<&str>> = vec![None];
+        names.extend(all.keys().map(|k| Some(k.as_str())));
+        for preset in names {
+            let values = crate::capacity::fit::preset_values(&spec, preset).unwrap();
+            for (workload, _) in spec.workloads.all() {
+                for (key, value) in [
+                    ("replicaCount", json!(i64::MAX)),
+                    ("replicaCount", json!(-3)),
+                    ("replicaCount", json!(0)),
+                    ("enabled", json!(false)),
+                    ("processesPerPod", json!(i64::MAX)),
+                    ("processesPerPod", json!(-2)),
+                ] {
+                    let mut v = values.clone();
+                    if v["workloads"][workload].get(key).is_some() {
+                        v["workloads"][workload][key] = value;
+                        cases.push(v);
+                    }
+                }
+            }
+            let mut huge = values.clone();
+            huge["dependencyCapacity"]["retiringGenerations"] = json!(i64::MAX);
+            cases.push(huge);
+            cases.push(values);
+        }
+        for values in &cases {
+            let capacity = Capacity::of(&spec, values);
+            let raw = |e: &Expr| e.evaluate_saturating_int(&capacity.ctx);
+            for plain in &capacity.exprs.workloads {
+                let named = plain.with_named_pods(|term| format!("{}.{term}", plain.name));
+                for w in [plain, &named] {
+                    let terms = w.terms(raw).unwrap();
+                    let expected = |e: &Expr| raw(e).unwrap();
+                    let at = format!("{name} {}", w.name);
+                    assert_eq!(terms.max_pods, expected(&w.max_pods), "{at}");
+                    assert_eq!(terms.surge_pods, expected(&w.surge_pods), "{at}");
+                    assert_eq!(terms.retiring, expected(&w.retiring()), "{at}");
+                    assert_eq!(
+                        terms.processes_of_pods,
+                        expected(&w.processes_of_pods()),
+                        "{at}"
+                    );
+                    assert_eq!(terms.peak_processes, expected(&w.peak_processes()), "{at}");
+                    assert_eq!(
+                        terms.postgres_per_process,
+                        expected(&w.postgres_per_process()),
+                        "{at}"
+                    );
+                    assert_eq!(
+                        terms.redis_per_process,
+                        expected(&w.redis_per_process(None)),
+                        "{at}"
+                    );
+                    for server in &capacity.exprs.redis_servers {
+                        assert_eq!(
+                            terms.redis_on(&server.name),
+                            expected(&w.redis_per_process(Some(&server.name))),
+                            "{at} {}",
+                            server.name
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} workloads checked");
+}
