@@ -583,6 +583,7 @@ mod tests {
             chart_name: "c",
             chart_version: "1",
             chart_app_version: "1",
+            named: None,
         };
         let text = render_document_text(&doc(), &ctx).unwrap().unwrap();
         assert_eq!(

@@ -171,6 +171,7 @@ impl<'a> Manifests<'a> {
                 chart_name: &spec.chart.name,
                 chart_version: &spec.chart.version,
                 chart_app_version: &spec.chart.app_version,
+                named: Some(std::rc::Rc::default()),
             },
             rendered: Vec::new(),
         }

@@ -139,8 +139,12 @@ impl WorkloadExprs {
     /// instead of repeating it in every total. Go's and Sprig's integer functions read
     /// the text back as the same integer, so every term evaluates as before.
     pub fn with_named_pods(&self, name: impl Fn(&str) -> String) -> Self {
-        let named =
-            |term: &str, e: Expr| Expr::Named(name(term), Box::new(Expr::IntString(Box::new(e))));
+        let named = |term: &str, e: Expr| {
+            Expr::Named(
+                name(term),
+                std::sync::Arc::new(Expr::IntString(Box::new(e))),
+            )
+        };
         let mut w = self.with_max_pods(named("maxPods", self.max_pods.clone()));
         w.surge_pods = named("surgePods", w.surge_pods);
         w.named_peak = Some(named("peakProcesses", w.peak_processes()));

@@ -132,6 +132,7 @@ pub fn eval_context<'a>(spec: &'a Spec, values: &'a Value) -> EvalContext<'a> {
         chart_name: &spec.chart.name,
         chart_version: &spec.chart.version,
         chart_app_version: &spec.chart.app_version,
+        named: None,
     }
 }
 

@@ -273,6 +273,7 @@ fn ctx(values: &Value) -> EvalContext<'_> {
         chart_name: "",
         chart_version: "",
         chart_app_version: "",
+        named: None,
     }
 }
 

@@ -179,7 +179,7 @@ pub enum Expr {
     SurgePods(Box<Expr>, Box<Expr>),
     /// A named template of `_helpers.tpl` (`include "<name>" $`) whose text is the
     /// string `body` evaluates to. The render back end evaluates `body` in place.
-    Named(String, Box<Expr>),
+    Named(String, std::sync::Arc<Expr>),
     /// `sha256sum x` of a string.
     Sha256(Box<Expr>),
     /// A key of the current element of a `range` (Go's `.key`).
@@ -205,7 +205,18 @@ pub struct EvalContext<'a> {
     pub chart_name: &'a str,
     pub chart_version: &'a str,
     pub chart_app_version: &'a str,
+    /// The named templates' text evaluated so far in this context, by name (`None`:
+    /// each is evaluated where it is included). See [`NamedTexts`].
+    pub named: Option<std::rc::Rc<NamedTexts>>,
 }
+
+/// Named templates' text, by name, as one render evaluates them ([`Expr::Named`]).
+/// Helm includes a named template with the root context (`include "x" $`), so within
+/// one render its text is the same wherever it is included: a name's body is
+/// evaluated once (outside a `range`, where `.` is not the root) and its text reused.
+/// The chart defines one template per name, as `_helpers.tpl` is written from these
+/// names.
+pub type NamedTexts = std::cell::RefCell<std::collections::HashMap<String, String>>;
 
 /// Shorthands used by the object builders.
 pub fn lit<V: Into<Value>>(v: V) -> Expr {
@@ -247,8 +258,8 @@ impl Expr {
             | Expr::JsonText(a)
             | Expr::IntString(a)
             | Expr::TrimSuffix(_, a)
-            | Expr::Named(_, a)
             | Expr::Sha256(a) => vec![a],
+            Expr::Named(_, a) => vec![a],
             Expr::And(items)
             | Expr::Or(items)
             | Expr::Concat(items)
@@ -613,9 +624,18 @@ impl Expr {
                 };
                 owned(Value::Number(value.into()))
             }
-            Expr::Named(_, body) => owned(Value::String(
-                expect_string(body.eval(ctx, Overflow::Wrap)?.into_owned()).map_err(fail)?,
-            )),
+            Expr::Named(name, body) => {
+                let memo = ctx.named.as_deref().filter(|_| ctx.item.is_none());
+                if let Some(text) = memo.and_then(|m| m.borrow().get(name).cloned()) {
+                    return owned(Value::String(text));
+                }
+                let text =
+                    expect_string(body.eval(ctx, Overflow::Wrap)?.into_owned()).map_err(fail)?;
+                if let Some(memo) = memo {
+                    memo.borrow_mut().insert(name.clone(), text.clone());
+                }
+                owned(Value::String(text))
+            }
             Expr::ItemField(key) => match ctx.item {
                 Some(Value::Object(map)) => {
                     Ok(map.get(key).map_or(Cow::Owned(Value::Null), Cow::Borrowed))
@@ -732,7 +752,45 @@ mod tests {
             chart_name: "c",
             chart_version: "1.0.0+b",
             chart_app_version: "2",
+            named: None,
         }
+    }
+
+    #[test]
+    fn a_named_template_is_evaluated_once_per_context_outside_a_range() {
+        let values = json!({"a": "first"});
+        let named = Expr::Named(
+            "c.a".into(),
+            std::sync::Arc::new(val(&ValuePath::new(["a"]))),
+        );
+        let text = |ctx: &EvalContext<'_>| named.evaluate(ctx).unwrap();
+        // Without a memo, each inclusion evaluates the body.
+        assert_eq!(text(&ctx(&values)), json!("first"));
+        let memo: std::rc::Rc<NamedTexts> = std::rc::Rc::default();
+        let with_memo = EvalContext {
+            named: Some(memo.clone()),
+            ..ctx(&values)
+        };
+        assert_eq!(text(&with_memo), json!("first"));
+        assert_eq!(memo.borrow().get("c.a").map(String::as_str), Some("first"));
+        // The text is reused: the body is not evaluated again.
+        memo.borrow_mut().insert("c.a".into(), "kept".into());
+        assert_eq!(text(&with_memo), json!("kept"));
+        // Inside a range `.` is not the root: the body is evaluated, nothing stored.
+        let item = json!({"x": 1});
+        let in_range = EvalContext {
+            item: Some(&item),
+            ..with_memo.clone()
+        };
+        assert_eq!(text(&in_range), json!("first"));
+        assert_eq!(memo.borrow().get("c.a").map(String::as_str), Some("kept"));
+        // An error is not remembered.
+        let failing = Expr::Named(
+            "c.b".into(),
+            std::sync::Arc::new(val(&ValuePath::new(["missing", "deeper"]))),
+        );
+        assert!(failing.evaluate(&with_memo).is_err());
+        assert!(!memo.borrow().contains_key("c.b"));
     }
 
     #[test]

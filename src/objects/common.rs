@@ -79,7 +79,7 @@ fn raw_name() -> Expr {
 pub fn chart_name(spec: &Spec) -> Expr {
     Expr::Named(
         template_name(spec, "name"),
-        Box::new(Expr::DnsName(MAX_NAME, Box::new(raw_name()))),
+        std::sync::Arc::new(Expr::DnsName(MAX_NAME, Box::new(raw_name()))),
     )
 }
 
@@ -89,7 +89,7 @@ pub fn fullname(spec: &Spec) -> Expr {
     let override_ = val(&ValuePath::new(["fullnameOverride"]));
     Expr::Named(
         template_name(spec, "fullname"),
-        Box::new(Expr::If(
+        std::sync::Arc::new(Expr::If(
             Box::new(override_.clone()),
             Box::new(Expr::DnsName(MAX_NAME, Box::new(override_))),
             Box::new(Expr::If(
@@ -138,7 +138,7 @@ pub fn name_expr(spec: &Spec, pattern: &NamePattern) -> Expr {
 pub fn release_name_with(spec: &Spec, suffix: &str) -> Expr {
     Expr::Named(
         template_name(spec, &format!("name.{suffix}")),
-        Box::new(name_expr(spec, &spec.object_name_pattern(suffix))),
+        std::sync::Arc::new(name_expr(spec, &spec.object_name_pattern(suffix))),
     )
 }
 

@@ -20,7 +20,7 @@ use crate::spec::{Spec, WorkloadClass};
 pub fn config_text(spec: &Spec) -> Expr {
     Expr::Named(
         template_name(spec, "config"),
-        Box::new(Expr::JsonText(Box::new(config_content(
+        std::sync::Arc::new(Expr::JsonText(Box::new(config_content(
             spec,
             val(&ValuePath::new(["config"])),
         )))),
@@ -38,7 +38,7 @@ pub fn workload_config_text(w: &Workload<'_>) -> Expr {
     );
     Expr::Named(
         template_name(w.spec, &format!("config.{}", w.name)),
-        Box::new(Expr::JsonText(Box::new(config_content(w.spec, merged)))),
+        std::sync::Arc::new(Expr::JsonText(Box::new(config_content(w.spec, merged)))),
     )
 }
 
