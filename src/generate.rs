@@ -8,7 +8,7 @@ use crate::backends::native::{render_manifests, Release};
 use crate::capacity::breakdown::{budget_uses, BudgetUse};
 use crate::capacity::svg::{capacity_svg, figure_title};
 use crate::capacity::{capacity_exprs, format_table, Capacity};
-use crate::contract::schema::{each_plan_values, plan_names_of, values_schema_with};
+use crate::contract::schema::{plan_names_of, values_schema_with};
 use crate::contract::Contract;
 use crate::expr::EvalError;
 use crate::guards::capacity::capacity_findings_over;
@@ -203,9 +203,7 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
         || build_objects(spec),
         || {
             let defaults = default_values(spec);
-            let presets = crate::capacity::fit::presets(spec);
-            let plan_values = each_plan_values(crate::values::entries_of(&defaults), &presets);
-            let mut contract = Contract::with_plan_values(spec, &defaults, presets, &plan_values);
+            let (mut contract, plan_values) = Contract::over_with_plan_values(spec, &defaults);
             let schema =
                 values_schema_with(spec, contract.take_rule_schemas(), contract.pods, &defaults);
             (defaults, contract, schema, plan_values)
@@ -241,7 +239,7 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
 }
 
 /// Checks and renders the defaults and every preset, from each plan's resolved values
-/// ([`each_plan_values`]): their findings, their records, and the files
+/// ([`Contract::over_with_plan_values`]): their findings, their records, and the files
 /// `rendered/<preset>.yaml` and `capacity/<preset>.*`.
 fn review_presets(
     spec: &Spec,

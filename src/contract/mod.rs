@@ -53,29 +53,25 @@ impl Contract {
     /// [`Contract::of`] over the chart's defaults already built
     /// ([`crate::values::default_values`]).
     pub fn over(spec: &Spec, defaults: &Value) -> Self {
-        let presets = crate::capacity::fit::presets(spec);
-        let values = schema::each_plan_values(crate::values::entries_of(defaults), &presets);
-        Contract::with_plan_values(spec, defaults, presets, &values)
+        Contract::over_with_plan_values(spec, defaults).0
     }
 
-    /// [`Contract::over`] the spec's fitted presets ([`crate::capacity::fit::presets`])
-    /// and each plan's values already resolved ([`schema::each_plan_values`] of them):
-    /// `generate` renders and reports those same values.
-    pub fn with_plan_values(
-        spec: &Spec,
-        defaults: &Value,
-        presets: BTreeMap<String, Preset>,
-        values: &[Value],
-    ) -> Self {
-        let mut plans = schema::plan_contracts_with(spec, &presets, values);
+    /// [`Contract::over`], and each plan's values it was built from, in the plans'
+    /// order ([`schema::each_plan_values`] of the fitted presets): `generate` renders
+    /// and reports those same values instead of resolving them again.
+    pub fn over_with_plan_values(spec: &Spec, defaults: &Value) -> (Self, Vec<Value>) {
+        let presets = crate::capacity::fit::presets(spec);
+        let values = schema::each_plan_values(crate::values::entries_of(defaults), &presets);
+        let mut plans = schema::plan_contracts_with(spec, &presets, &values);
         let pods = plans::PodBounds::of(&plans);
         let rules = rules::root_rules_over(spec, &mut plans, pods, defaults);
-        Contract {
+        let contract = Contract {
             presets,
             plans,
             rules,
             pods,
-        }
+        };
+        (contract, values)
     }
 
     /// Moves the root rules' schemas out (for [`schema::values_schema_with`]), leaving
