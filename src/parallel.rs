@@ -200,6 +200,48 @@ mod tests {
         assert_eq!(threads.lock().unwrap().len(), 2);
     }
 
+    /// Recurses `depth` frames of at least 1 KiB each; returns the address of the
+    /// deepest frame's data.
+    fn deep(depth: usize) -> usize {
+        let frame = std::hint::black_box([depth as u8; 1024]);
+        if depth == 0 {
+            return frame.as_ptr() as usize;
+        }
+        std::hint::black_box(deep(depth - 1))
+    }
+
+    /// Recurses through about `bytes` of stack, whatever a frame takes in this build.
+    fn use_stack(bytes: usize) {
+        let top = deep(0);
+        let per_frame = top.abs_diff(deep(16)) / 16;
+        deep(bytes / per_frame.max(1));
+    }
+
+    #[test]
+    fn helper_threads_have_the_main_threads_stack() {
+        // 3 MiB of recursion: more than a test thread's 2 MiB, less than 8 MiB.
+        let three_mib = 3 * 1024 * 1024;
+        let caller = std::thread::current().id();
+        let on_helper = || std::thread::current().id() != caller;
+        let (first, ()) = side_by_side(
+            || {
+                use_stack(three_mib);
+                on_helper()
+            },
+            || (),
+        );
+        assert!(first);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let ran = map_in_parallel(&[0u8; 8], |_| {
+            std::thread::sleep(Duration::from_millis(20));
+            if on_helper() {
+                use_stack(three_mib);
+            }
+            on_helper()
+        });
+        assert_eq!(ran.iter().any(|&r| r), cores > 1, "{ran:?}");
+    }
+
     #[test]
     fn a_panic_of_any_task_reaches_the_caller() {
         for panicking in 0..3 {
