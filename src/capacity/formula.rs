@@ -6,9 +6,12 @@
 //! adds the budgets and derives the totals. The `<release>-dependency-capacity`
 //! ConfigMap prints these expressions as Go template text ([`Expr::to_go`]); the guard,
 //! `shipshape capacity` and the findings evaluate the very same expressions natively
-//! ([`Expr::evaluate_saturating`], see [`crate::capacity::report`]). There is no other
-//! copy of the arithmetic: the report adds up the workloads' terms it has evaluated
-//! for the totals, in the order and with the saturating `add` of the totals' sums.
+//! ([`Expr::evaluate_saturating`], see [`crate::capacity::report`]). The report adds
+//! up the workloads' terms it has evaluated for the totals, in the order and with the
+//! saturating `add` of the totals' sums, and [`WorkloadExprs::terms`] combines a
+//! workload's inputs, each evaluated once, with the saturating `add` and `mul` of the
+//! derived expressions written beside it; a test holds every such figure equal to
+//! its expression evaluated.
 
 use crate::expr::{lit, val, CmpOp, Expr, ValuePath};
 use crate::spec::WorkloadClass;
