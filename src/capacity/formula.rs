@@ -142,12 +142,8 @@ impl WorkloadExprs {
     /// instead of repeating it in every total. Go's and Sprig's integer functions read
     /// the text back as the same integer, so every term evaluates as before.
     pub fn with_named_pods(&self, name: impl Fn(&str) -> String) -> Self {
-        let named = |term: &str, e: Expr| {
-            Expr::Named(
-                name(term),
-                std::sync::Arc::new(Expr::IntString(Box::new(e))),
-            )
-        };
+        let named =
+            |term: &str, e: Expr| crate::expr::named(name(term), Expr::IntString(Box::new(e)));
         let mut w = self.with_max_pods(named("maxPods", self.max_pods.clone()));
         w.surge_pods = named("surgePods", w.surge_pods);
         w.named_peak = Some(named("peakProcesses", w.peak_processes()));
@@ -262,9 +258,12 @@ impl WorkloadTerms {
     }
 }
 
-/// `add a b ... 0` as [`Expr::Add`] evaluates it: from 0, saturating.
-fn sum_saturating(terms: impl IntoIterator<Item = i64>) -> i64 {
-    terms.into_iter().fold(0, i64::saturating_add)
+/// `add a b ... 0` as [`Expr::Add`] evaluates it: from 0, saturating (the report's
+/// totals add up the workloads' terms with it too).
+pub fn sum_saturating<T: std::borrow::Borrow<i64>>(terms: impl IntoIterator<Item = T>) -> i64 {
+    terms
+        .into_iter()
+        .fold(0, |sum, term| sum.saturating_add(*term.borrow()))
 }
 
 /// `mul a b ...` as [`Expr::Mul`] evaluates it: from 1, saturating.

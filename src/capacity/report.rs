@@ -8,7 +8,7 @@
 //! largest integer (and a finding) instead of a wrapped number or a panic. A negative
 //! figure (only from negative inputs, which the values schema refuses) is shown as 0.
 
-use crate::capacity::formula::{CapacityExprs, WorkloadExprs};
+use crate::capacity::formula::{sum_saturating, CapacityExprs, WorkloadExprs};
 use crate::capacity::inputs::{capacity_exprs, check_inputs, eval_context};
 use crate::expr::{EvalContext, EvalError, Expr};
 use crate::spec::Spec;
@@ -175,7 +175,7 @@ impl<'a> Capacity<'a> {
             redis_terms.push(terms.redis);
             for (server, sum) in e.redis_servers.iter().zip(&mut server_terms) {
                 let per_process = terms.figures.redis_on(&server.name);
-                sum.push(terms.peak_processes.saturating_mul(per_process));
+                sum.push(terms.figures.peak_processes.saturating_mul(per_process));
             }
             workloads.push(terms.row);
         }
@@ -185,9 +185,9 @@ impl<'a> Capacity<'a> {
         let pg_reserved = raws(&e.postgres_reservations)?;
         let postgres = Total::new(
             [
-                clamp(sum(&postgres_terms)),
-                clamp(sum(&pg_reserved)),
-                clamp(sum(postgres_terms.iter().chain(&pg_reserved))),
+                clamp(sum_saturating(&postgres_terms)),
+                clamp(sum_saturating(&pg_reserved)),
+                clamp(sum_saturating(postgres_terms.iter().chain(&pg_reserved))),
             ],
             Some(self.number(&e.postgres_max_connections)?),
             self.number(&e.postgres_reserve)?,
@@ -197,9 +197,9 @@ impl<'a> Capacity<'a> {
         let redis_reserved = self.raw(&e.redis_reserved_clients)?;
         let redis_total = Total::new(
             [
-                clamp(sum(&redis_terms)),
+                clamp(sum_saturating(&redis_terms)),
                 clamp(redis_reserved),
-                clamp(sum(redis_terms.iter().chain([&redis_reserved]))),
+                clamp(sum_saturating(redis_terms.iter().chain([&redis_reserved]))),
             ],
             Some(redis_limit),
             0,
@@ -212,9 +212,9 @@ impl<'a> Capacity<'a> {
             let reserved = self.raw(&server.reserved_clients)?;
             let total = Total::new(
                 [
-                    clamp(sum(terms)),
+                    clamp(sum_saturating(terms)),
                     clamp(reserved),
-                    clamp(sum(terms.iter().chain([&reserved]))),
+                    clamp(sum_saturating(terms.iter().chain([&reserved]))),
                 ],
                 limit,
                 0,
@@ -237,8 +237,7 @@ impl<'a> Capacity<'a> {
 
     fn row(&self, w: &WorkloadExprs) -> Result<RowTerms, EvalError> {
         let figures = w.terms(|e| self.raw(e))?;
-        let peak_processes = figures.peak_processes;
-        // `mul peak perProcess`, as `postgres_connections` and `redis_connections` are.
+        let peak_processes = figures.peak_processes; // `mul peak perProcess`, as `postgres_connections` and `redis_connections` are.
         let postgres = peak_processes.saturating_mul(figures.postgres_per_process);
         let redis = peak_processes.saturating_mul(figures.redis_per_process);
         let row = WorkloadRow {
@@ -257,7 +256,6 @@ impl<'a> Capacity<'a> {
         };
         Ok(RowTerms {
             row,
-            peak_processes,
             postgres,
             redis,
             figures,
@@ -268,7 +266,6 @@ impl<'a> Capacity<'a> {
 /// A workload's row and its terms in the totals, before negatives become 0.
 struct RowTerms {
     row: WorkloadRow,
-    peak_processes: i64,
     postgres: i64,
     redis: i64,
     figures: crate::capacity::formula::WorkloadTerms,
@@ -277,11 +274,6 @@ struct RowTerms {
 /// A figure as the report shows it: a negative one (only from negative inputs) as 0.
 fn clamp(raw: i64) -> u64 {
     u64::try_from(raw).unwrap_or(0)
-}
-
-/// `add a b ...` as the totals' expressions evaluate it: from 0, saturating.
-fn sum<'t>(terms: impl IntoIterator<Item = &'t i64>) -> i64 {
-    terms.into_iter().fold(0, |s, t| s.saturating_add(*t))
 }
 
 #[cfg(test)]

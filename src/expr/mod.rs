@@ -223,6 +223,11 @@ pub fn lit<V: Into<Value>>(v: V) -> Expr {
     Expr::Lit(v.into())
 }
 
+/// The named template `name` (`include "<name>" $`) whose text `body` evaluates to.
+pub fn named(name: String, body: Expr) -> Expr {
+    Expr::Named(name, std::sync::Arc::new(body))
+}
+
 /// A value reference from a dotted path of keys.
 pub fn val(path: &ValuePath) -> Expr {
     Expr::Ref(path.clone())
@@ -759,11 +764,8 @@ mod tests {
     #[test]
     fn a_named_template_is_evaluated_once_per_context_outside_a_range() {
         let values = json!({"a": "first"});
-        let named = Expr::Named(
-            "c.a".into(),
-            std::sync::Arc::new(val(&ValuePath::new(["a"]))),
-        );
-        let text = |ctx: &EvalContext<'_>| named.evaluate(ctx).unwrap();
+        let template = named("c.a".into(), val(&ValuePath::new(["a"])));
+        let text = |ctx: &EvalContext<'_>| template.evaluate(ctx).unwrap();
         // Without a memo, each inclusion evaluates the body.
         assert_eq!(text(&ctx(&values)), json!("first"));
         let memo: std::rc::Rc<NamedTexts> = std::rc::Rc::default();
@@ -785,10 +787,7 @@ mod tests {
         assert_eq!(text(&in_range), json!("first"));
         assert_eq!(memo.borrow().get("c.a").map(String::as_str), Some("kept"));
         // An error is not remembered.
-        let failing = Expr::Named(
-            "c.b".into(),
-            std::sync::Arc::new(val(&ValuePath::new(["missing", "deeper"]))),
-        );
+        let failing = named("c.b".into(), val(&ValuePath::new(["missing", "deeper"])));
         assert!(failing.evaluate(&with_memo).is_err());
         assert!(!memo.borrow().contains_key("c.b"));
     }

@@ -5,7 +5,7 @@
 //! Helm back end writes each once into `templates/_helpers.tpl` and uses it through
 //! `include`; the render back end writes the same text in place.
 
-use crate::expr::{lit, val, Builtin, Expr, ValuePath};
+use crate::expr::{lit, named, val, Builtin, Expr, ValuePath};
 use crate::manifest;
 use crate::model::naming::{
     describe_template as describe_template_text, kept_fullname_length, selector_templates,
@@ -77,9 +77,9 @@ fn raw_name() -> Expr {
 
 /// The chart's name or `nameOverride`, cut to 63 characters (`<chart>.name`).
 pub fn chart_name(spec: &Spec) -> Expr {
-    Expr::Named(
+    named(
         template_name(spec, "name"),
-        std::sync::Arc::new(Expr::DnsName(MAX_NAME, Box::new(raw_name()))),
+        Expr::DnsName(MAX_NAME, Box::new(raw_name())),
     )
 }
 
@@ -87,9 +87,9 @@ pub fn chart_name(spec: &Spec) -> Expr {
 pub fn fullname(spec: &Spec) -> Expr {
     let release = || Expr::Builtin(Builtin::ReleaseName);
     let override_ = val(&ValuePath::new(["fullnameOverride"]));
-    Expr::Named(
+    named(
         template_name(spec, "fullname"),
-        std::sync::Arc::new(Expr::If(
+        Expr::If(
             Box::new(override_.clone()),
             Box::new(Expr::DnsName(MAX_NAME, Box::new(override_))),
             Box::new(Expr::If(
@@ -100,7 +100,7 @@ pub fn fullname(spec: &Spec) -> Expr {
                     Box::new(Expr::Concat(vec![release(), lit("-"), raw_name()])),
                 )),
             )),
-        )),
+        ),
     )
 }
 
@@ -136,9 +136,9 @@ pub fn name_expr(spec: &Spec, pattern: &NamePattern) -> Expr {
 /// with the full name cut so the suffix fits, or the template of a workload the spec
 /// takes over.
 pub fn release_name_with(spec: &Spec, suffix: &str) -> Expr {
-    Expr::Named(
+    named(
         template_name(spec, &format!("name.{suffix}")),
-        std::sync::Arc::new(name_expr(spec, &spec.object_name_pattern(suffix))),
+        name_expr(spec, &spec.object_name_pattern(suffix)),
     )
 }
 

@@ -4,7 +4,7 @@
 use crate::capacity::allocations::{
     effective_postgres_size, postgres_allocation_on, stated_allocations,
 };
-use crate::expr::{lit, val, Expr, ValuePath};
+use crate::expr::{lit, named, val, Expr, ValuePath};
 use crate::manifest;
 use crate::objects::common::{
     config_map_name, hook_annotations, metadata, release_name_with, template_name,
@@ -18,12 +18,12 @@ use crate::spec::{Spec, WorkloadClass};
 /// values (timeouts, and the allocation sizes the capacity report counts) when the
 /// spec declares one. Its checksum rolls the pods that read it.
 pub fn config_text(spec: &Spec) -> Expr {
-    Expr::Named(
+    named(
         template_name(spec, "config"),
-        std::sync::Arc::new(Expr::JsonText(Box::new(config_content(
+        Expr::JsonText(Box::new(config_content(
             spec,
             val(&ValuePath::new(["config"])),
-        )))),
+        ))),
     )
 }
 
@@ -36,9 +36,9 @@ pub fn workload_config_text(w: &Workload<'_>) -> Expr {
         Box::new(val(&ValuePath::new(["config"]))),
         Box::new(val(&w.value("configOverlay"))),
     );
-    Expr::Named(
+    named(
         template_name(w.spec, &format!("config.{}", w.name)),
-        std::sync::Arc::new(Expr::JsonText(Box::new(config_content(w.spec, merged)))),
+        Expr::JsonText(Box::new(config_content(w.spec, merged))),
     )
 }
 
