@@ -15,20 +15,31 @@ use std::collections::BTreeMap;
 
 /// Every preset of the spec, with the maxima a built-in preset fits to the budgets.
 pub fn presets(spec: &Spec) -> BTreeMap<String, Preset> {
+    fitted(spec, || Fitting::of(spec))
+}
+
+/// [`presets`] over the chart's defaults already built.
+pub fn presets_over(spec: &Spec, defaults: &Map<String, Value>) -> BTreeMap<String, Preset> {
+    fitted(spec, || Fitting::over(spec, defaults))
+}
+
+/// The declared presets, fitted with what `fitting` builds, only when one has a
+/// maximum to fit.
+fn fitted<'a>(spec: &'a Spec, fitting: impl FnOnce() -> Fitting<'a>) -> BTreeMap<String, Preset> {
     let mut all = declared_presets(spec);
     if all.values().all(|p| p.fit.is_empty()) {
         return all;
     }
     // The defaults and the capacity formula are the same for every step of every fit.
-    let fitting = Fitting::of(spec);
+    let fitting = fitting();
     for preset in all.values_mut() {
         fit_preset(&fitting, preset);
     }
     all
 }
 
-/// What each step of a fit reads: the spec, its defaults and its capacity formula,
-/// built once.
+/// What each step of a fit reads: the spec, the part of its defaults the capacity
+/// formula reads, and the formula, built once.
 pub struct Fitting<'a> {
     spec: &'a Spec,
     defaults: Map<String, Value>,
@@ -38,10 +49,18 @@ pub struct Fitting<'a> {
 impl<'a> Fitting<'a> {
     /// Builds the defaults and the formula of `spec`.
     pub fn of(spec: &'a Spec) -> Self {
+        Fitting::over(spec, &default_values_map(spec))
+    }
+
+    /// [`Fitting::of`] over the chart's defaults already built: each step resolves the
+    /// preset over their projection on the formula's paths
+    /// ([`crate::values::project_values`]), which gives the same report.
+    pub fn over(spec: &'a Spec, defaults: &Map<String, Value>) -> Self {
+        let exprs = capacity_exprs(spec);
         Fitting {
             spec,
-            defaults: default_values_map(spec),
-            exprs: capacity_exprs(spec),
+            defaults: crate::values::project_values(defaults, &exprs.value_paths()),
+            exprs,
         }
     }
 

@@ -409,6 +409,29 @@ impl CapacityExprs {
         }
     }
 
+    /// Every values path the formula reads: each workload's inputs, and the whole
+    /// `dependencyCapacity` (the budgets, which `check_inputs` also reads whole). A
+    /// report over [`crate::values::project_values`] of these paths is the report over
+    /// the whole values.
+    pub fn value_paths(&self) -> Vec<ValuePath> {
+        let mut paths = vec![budget_path()];
+        for w in &self.workloads {
+            let inputs = [&w.autoscaled, &w.max_pods, &w.surge_pods, &w.processes];
+            let allocations = w.postgres.iter().map(|(_, e)| e);
+            let redis = w.redis.iter().map(|(_, _, e)| e);
+            for e in inputs
+                .into_iter()
+                .chain(&w.max_surge)
+                .chain(&w.named_peak)
+                .chain(allocations)
+                .chain(redis)
+            {
+                paths.extend(e.value_paths());
+            }
+        }
+        paths
+    }
+
     fn postgres_terms(&self) -> Vec<Expr> {
         self.workloads
             .iter()

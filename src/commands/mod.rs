@@ -18,7 +18,7 @@ pub use release::{package, push, PushOptions};
 pub use validate::{validate, ValidateOptions};
 
 use crate::backends::native::{Manifests, Release};
-use crate::capacity::fit::presets;
+use crate::capacity::fit::presets_over;
 use crate::contract::schema::{spec_schema, values_schema, values_schema_with};
 use crate::contract::Contract;
 use crate::generate::{generate_outputs, GenerateError, OutputFiles};
@@ -427,7 +427,8 @@ fn merge_values_for(spec: &Spec, options: &RenderOptions) -> Result<MergedValues
     if !options.set.is_empty() {
         sources.push(ValuesSource::Set(set.clone()));
     }
-    let presets = presets(spec);
+    let defaults = crate::values::default_values(spec);
+    let presets = presets_over(spec, crate::values::entries_of(&defaults));
     let overlay = match &options.preset {
         None => None,
         Some(name) => Some(
@@ -440,7 +441,6 @@ fn merge_values_for(spec: &Spec, options: &RenderOptions) -> Result<MergedValues
                 .values,
         ),
     };
-    let defaults = crate::values::default_values(spec);
     let values =
         crate::values::resolve_values_over(crate::values::entries_of(&defaults), overlay, &sources);
     Ok(MergedValues {

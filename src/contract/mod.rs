@@ -60,8 +60,9 @@ impl Contract {
     /// order ([`schema::each_plan_values`] of the fitted presets): `generate` renders
     /// and reports those same values instead of resolving them again.
     pub fn over_with_plan_values(spec: &Spec, defaults: &Value) -> (Self, Vec<Value>) {
-        let presets = crate::capacity::fit::presets(spec);
-        let values = schema::each_plan_values(crate::values::entries_of(defaults), &presets);
+        let map = crate::values::entries_of(defaults);
+        let presets = crate::capacity::fit::presets_over(spec, map);
+        let values = schema::each_plan_values(map, &presets);
         let mut plans = schema::plan_contracts_with(spec, &presets, &values);
         let pods = plans::PodBounds::of(&plans);
         let rules = rules::root_rules_over(spec, &mut plans, pods, defaults);
@@ -126,12 +127,16 @@ fn plan_and_pod_bounds(
     if !names.iter().any(|n| n == plan) {
         return None;
     }
-    let map = crate::values::entries_of(defaults);
     let exprs = crate::capacity::capacity_exprs(spec);
+    // Each plan is resolved over the part of the defaults its bounds read.
+    let map = crate::values::project_values(
+        crate::values::entries_of(defaults),
+        &plans::read_paths(spec, &exprs),
+    );
     let mut pods = plans::PodBounds::default();
     let mut own = Vec::new();
     for name in &names {
-        let values = schema::plan_values_over(map, presets, name);
+        let values = schema::plan_values_over(&map, presets, name);
         if name == plan {
             let contract = plans::plan_contract_over(&exprs, spec, name, &values);
             pods = pods.max(plans::PodBounds::of(std::slice::from_ref(&contract)));
@@ -371,6 +376,56 @@ mod tests {
                 assert_eq!(schema::plan_values_over(&defaults, &presets, plan), alone);
             }
         }
+    }
+
+    /// Every plan's contract and pod bounds over the projection of the defaults on the
+    /// paths they read ([`plans::read_paths`]) are those over the whole defaults, for
+    /// the examples and every spec fixture that generates.
+    #[test]
+    fn plans_over_the_projected_defaults_are_the_plans_over_the_whole() {
+        let fixtures = std::fs::read_dir(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/spec/ok"
+        ))
+        .unwrap()
+        .map(|e| e.unwrap().path());
+        let examples = EXAMPLES.iter().map(|e| {
+            std::path::PathBuf::from(format!(
+                "{}/examples/{e}/shipshape.yaml",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+        });
+        let mut checked = 0;
+        for path in examples.chain(fixtures) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let spec = crate::spec::load_spec(&text, &path.display().to_string()).unwrap();
+            let defaults = crate::values::default_values_map(&spec);
+            let exprs = crate::capacity::capacity_exprs(&spec);
+            let projected =
+                crate::values::project_values(&defaults, &plans::read_paths(&spec, &exprs));
+            assert!(projected.len() < defaults.len(), "{}", path.display());
+            let presets = crate::capacity::fit::presets(&spec);
+            assert_eq!(
+                presets,
+                crate::capacity::fit::presets_over(&spec, &defaults)
+            );
+            for plan in schema::plan_names_of(&presets) {
+                let whole = schema::plan_values_over(&defaults, &presets, &plan);
+                let part = schema::plan_values_over(&projected, &presets, &plan);
+                assert_eq!(
+                    plans::plan_contract_over(&exprs, &spec, &plan, &whole),
+                    plans::plan_contract_over(&exprs, &spec, &plan, &part),
+                    "{}: {plan}",
+                    path.display()
+                );
+                assert_eq!(
+                    plans::pod_bounds_over(&exprs, &spec, &whole),
+                    plans::pod_bounds_over(&exprs, &spec, &part)
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 20, "{checked} plans");
     }
 
     /// The pod bounds read from a plan's capacity report are those its contract's

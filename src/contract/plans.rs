@@ -260,6 +260,31 @@ fn surge_bound(pods: u64, surge: u64) -> (Value, String) {
     )
 }
 
+/// Every values path [`plan_contract_over`] and [`pod_bounds_over`] read: the capacity
+/// formula's ([`CapacityExprs::value_paths`]), the feature flags, the startup settings,
+/// and each workload's flag, drain, shutdown, processes and allocations. Over
+/// [`crate::values::project_values`] of these paths, a plan's contract is the one over
+/// its whole values.
+pub fn read_paths(spec: &Spec, exprs: &CapacityExprs) -> Vec<crate::expr::ValuePath> {
+    use crate::expr::ValuePath;
+    let mut paths = exprs.value_paths();
+    paths.push(ValuePath::new(["features"]));
+    paths.push(ValuePath::new(["startupSettings"]));
+    for (name, _) in spec.workloads.all() {
+        for key in [
+            "enabled",
+            "drainSeconds",
+            "shutdownSeconds",
+            "processesPerPod",
+            "postgres",
+            "redis",
+        ] {
+            paths.push(ValuePath::new(["workloads", name, key]));
+        }
+    }
+    paths
+}
+
 /// The contract of one checked plan (`values` are its resolved values).
 pub fn plan_contract(spec: &Spec, name: &str, values: &Value) -> PlanContract {
     plan_contract_over(&capacity_exprs(spec), spec, name, values)

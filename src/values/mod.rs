@@ -196,6 +196,62 @@ pub fn entries_of(values: &Value) -> &Map<String, Value> {
     values.as_object().unwrap_or(&NONE)
 }
 
+/// The parts of `values` at `paths`, each kept whole, and the maps on the way to them
+/// with only those keys: a smaller tree where every path that starts with one of
+/// `paths` looks up what it looks up in `values`, before and after an overlay is
+/// coalesced over it ([`coalesce_with_defaults`] reads a key's default only where the
+/// key is). Plans and the capacity fit resolve presets over such a projection of the
+/// chart's defaults instead of copying every workload's values for each.
+pub fn project_values(
+    values: &Map<String, Value>,
+    paths: &[crate::expr::ValuePath],
+) -> Map<String, Value> {
+    /// A node of the paths: `None` keeps the whole value, `Some` only those keys.
+    #[derive(Default)]
+    struct Keep<'p>(Option<std::collections::BTreeMap<&'p str, Keep<'p>>>);
+    fn add<'p>(level: &mut std::collections::BTreeMap<&'p str, Keep<'p>>, path: &'p [String]) {
+        let Some((first, rest)) = path.split_first() else {
+            return;
+        };
+        if rest.is_empty() {
+            level.insert(first.as_str(), Keep(None));
+            return;
+        }
+        let node = level
+            .entry(first.as_str())
+            .or_insert_with(|| Keep(Some(Default::default())));
+        // A node kept whole stays whole.
+        if let Some(children) = &mut node.0 {
+            add(children, rest);
+        }
+    }
+    let mut root = std::collections::BTreeMap::new();
+    for path in paths {
+        if path.0.is_empty() {
+            return values.clone();
+        }
+        add(&mut root, &path.0);
+    }
+    fn keep(
+        values: &Map<String, Value>,
+        keys: &std::collections::BTreeMap<&str, Keep>,
+    ) -> Map<String, Value> {
+        let mut out = Map::new();
+        for (key, node) in keys {
+            let Some(value) = values.get(*key) else {
+                continue;
+            };
+            let kept = match (&node.0, value) {
+                (Some(children), Value::Object(map)) => Value::Object(keep(map, children)),
+                _ => value.clone(),
+            };
+            out.insert((*key).to_string(), kept);
+        }
+        out
+    }
+    keep(values, &root)
+}
+
 /// [`default_values`] as the map it is.
 pub fn default_values_map(spec: &Spec) -> Map<String, Value> {
     match default_values(spec) {
@@ -688,6 +744,56 @@ mod tests {
             Some(&json!({"const": "redis"}))
         );
         assert_eq!(schema_node(&schema, "/properties/store/$ref"), None);
+    }
+
+    /// A projection keeps each path's value whole and, on the way to it, only the keys
+    /// of the paths; a value that is not a map on the way is kept as it is, and an
+    /// overlay coalesced over the projection reads the same at every path.
+    #[test]
+    fn a_projection_keeps_the_paths_and_the_maps_that_lead_to_them() {
+        use crate::expr::ValuePath;
+        let values = obj(json!({
+            "a": {"b": {"c": 1, "d": [2]}, "e": 3},
+            "f": {"g": 4},
+            "h": 5,
+            "s": "text",
+        }));
+        let paths = [
+            ValuePath::new(["a", "b"]),
+            ValuePath::new(["a", "b", "c"]),
+            ValuePath::new(["f", "x"]),
+            ValuePath::new(["s", "deeper"]),
+            ValuePath::new(["missing", "y"]),
+        ];
+        let projected = project_values(&values, &paths);
+        assert_eq!(
+            Value::Object(projected.clone()),
+            json!({"a": {"b": {"c": 1, "d": [2]}}, "f": {}, "s": "text"})
+        );
+        // A shorter path given after a longer one keeps the value whole too.
+        let whole = project_values(
+            &values,
+            &[ValuePath::new(["f", "g"]), ValuePath::new(["f"])],
+        );
+        assert_eq!(Value::Object(whole), json!({"f": {"g": 4}}));
+        // The empty path is the whole tree.
+        assert_eq!(
+            project_values(&values, &[ValuePath::new(Vec::<String>::new())]),
+            values
+        );
+        // An overlay over the projection and over the whole tree agree on the paths.
+        let overlay =
+            obj(json!({"a": {"b": {"c": null, "z": 9}, "e": null}, "f": 1, "s": {"deeper": 2}}));
+        let (mut over_whole, mut over_projected) = (overlay.clone(), overlay);
+        coalesce_with_defaults(&mut over_whole, &values);
+        coalesce_with_defaults(&mut over_projected, &projected);
+        for path in &paths {
+            let (whole, projected) = (
+                Value::Object(over_whole.clone()),
+                Value::Object(over_projected.clone()),
+            );
+            assert_eq!(path.lookup(&whole), path.lookup(&projected), "{path}");
+        }
     }
 
     #[test]
