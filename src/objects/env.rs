@@ -293,24 +293,20 @@ pub fn secret_url_servers(spec: &Spec, declared: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The container's `env`: the managed entries, then the user's.
-pub fn managed_and_user_env(w: &Workload<'_>) -> Node {
-    let managed: Vec<ListPart> = managed_env(w).into_iter().map(|(p, _)| p).collect();
-    manifest!([
-        ..(managed),
-        ..(crate::objects::secret::secret_env(w.spec)),
-        ..(items_of(&w.value("env"))),
-    ])
-}
-
-/// When the container has any `env` at all.
-pub fn env_conditions(w: &Workload<'_>) -> Vec<Expr> {
-    let mut conditions: Vec<Expr> = managed_env(w).into_iter().map(|(_, c)| c).collect();
+/// The container's `env` (the managed entries, then the Secret's and the user's), and
+/// when it has any entry at all. The managed entries are built once for both.
+pub fn container_env(w: &Workload<'_>) -> (Expr, Node) {
+    let (managed, mut conditions): (Vec<ListPart>, Vec<Expr>) = managed_env(w).into_iter().unzip();
     if !w.spec.secrets.keys.is_empty() {
         conditions.push(lit(true));
     }
     conditions.push(val(&w.value("env")));
-    conditions
+    let env = manifest!([
+        ..(managed),
+        ..(crate::objects::secret::secret_env(w.spec)),
+        ..(items_of(&w.value("env"))),
+    ]);
+    (Expr::Or(conditions), env)
 }
 
 /// An env entry whose name comes from `managedEnv.<key>`, present when that name is set.

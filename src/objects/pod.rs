@@ -5,7 +5,7 @@ use crate::expr::{lit, val, CmpOp, Expr, ValuePath};
 use crate::manifest;
 use crate::objects::common::{image, service_account_name, standard_labels};
 use crate::objects::config_map::{config_checksum, workload_config_map_name};
-use crate::objects::env::{env_conditions, managed_and_user_env};
+use crate::objects::env::container_env;
 use crate::objects::secret::secrets_checksum;
 use crate::objects::tree::{entries_of, if_set, items_of, Node};
 use crate::objects::Workload;
@@ -111,6 +111,7 @@ fn container(w: &Workload<'_>) -> Node {
     } else {
         vec![]
     };
+    let (has_env, env) = container_env(w);
     manifest!({
         "name": (w.name),
         "image": (image()),
@@ -118,7 +119,7 @@ fn container(w: &Workload<'_>) -> Node {
         ..(if_set("command", &w.value("command"))),
         ..(if_set("args", &w.value("args"))),
         ..(ports),
-        "env" if (Expr::Or(env_conditions(w))): (managed_and_user_env(w)),
+        "env" if (has_env): (env),
         ..(if_set("envFrom", &w.value("envFrom"))),
         "resources": (w.value("resources")),
         "securityContext": (w.value("securityContext")),
