@@ -6,7 +6,7 @@
 //! decide what is printed. Because the text around the leaves is shared, the native
 //! render prints what `helm template` prints for the same values.
 
-use crate::expr::gojson::to_go_json;
+use crate::expr::gojson::{to_go_json, write_go_json, write_go_string};
 use crate::expr::{go_string, truthy, EvalContext, EvalError, Expr, ValuePath};
 use crate::objects::tree::{Document, Key, ListPart, MapPart, Node};
 use serde_json::Value;
@@ -61,16 +61,20 @@ pub fn render_document_into(
     result.map(|()| true)
 }
 
+/// The text being written: every line goes straight into it, leaves included.
 #[derive(Default)]
 struct Out {
     text: String,
 }
 
 impl Out {
+    /// Starts a line: `indent` spaces.
+    fn indent(&mut self, indent: usize) {
+        self.text.extend(std::iter::repeat_n(' ', indent));
+    }
+
     fn line(&mut self, indent: usize, text: &str) {
-        for _ in 0..indent {
-            self.text.push(' ');
-        }
+        self.indent(indent);
         self.text.push_str(text);
         self.text.push('\n');
     }
@@ -93,8 +97,8 @@ fn emit_node_root(node: &Node, mode: &Mode<'_>, out: &mut Out) -> Result<(), Eva
         Node::Map(parts) => emit_map(parts, 0, mode, out),
         Node::List(parts) => emit_list(parts, 0, mode, out),
         Node::Leaf(e) => {
-            let text = leaf_text(e, mode)?;
-            out.line(0, &text);
+            write_leaf(e, mode, &mut out.text)?;
+            out.text.push('\n');
             Ok(())
         }
     }
@@ -124,20 +128,31 @@ fn close_condition(when: &Option<Expr>, indent: usize, mode: &Mode<'_>, out: &mu
     }
 }
 
-fn leaf_text(e: &Expr, mode: &Mode<'_>) -> Result<String, EvalError> {
+/// Appends a leaf's text to `out`: its Go template action (Helm) or its value's JSON
+/// (render); static text no YAML 1.1 parser can misread is written plain in both.
+fn write_leaf(e: &Expr, mode: &Mode<'_>, out: &mut String) -> Result<(), EvalError> {
     match (e, mode) {
         // Static text no YAML 1.1 parser can misread is written plain, in both modes.
-        (Expr::Lit(Value::String(s)), _) if is_plain_text(s) => Ok(s.clone()),
+        (Expr::Lit(Value::String(s)), _) if is_plain_text(s) => out.push_str(s),
         // A long constant is printed by the template in pieces, so no line is long.
         (Expr::Lit(Value::String(s)), Mode::Helm) if s.len() > LONG_TEXT => {
-            let pieces: Vec<String> = text_pieces(s).iter().map(|p| go_string(p)).collect();
-            Ok(format!("{{{{ print {} | toJson }}}}", pieces.join(" ")))
+            out.push_str("{{ print");
+            for piece in text_pieces(s) {
+                out.push(' ');
+                out.push_str(&go_string(piece));
+            }
+            out.push_str(" | toJson }}");
         }
         // Any other constant prints the same JSON text in both modes.
-        (Expr::Lit(v), _) => Ok(to_go_json(v)),
-        (e, Mode::Helm) => Ok(format!("{{{{ {} | toJson }}}}", strip_parens(&e.to_go()))),
-        (e, Mode::Render(ctx)) => Ok(to_go_json(&*e.evaluate_borrowed(ctx)?)),
+        (Expr::Lit(v), _) => write_go_json(out, v),
+        (e, Mode::Helm) => {
+            out.push_str("{{ ");
+            out.push_str(strip_parens(&e.to_go()));
+            out.push_str(" | toJson }}");
+        }
+        (e, Mode::Render(ctx)) => write_go_json(out, &*e.evaluate_borrowed(ctx)?),
     }
+    Ok(())
 }
 
 /// Constant strings longer than this are printed by the template in pieces.
@@ -172,10 +187,15 @@ pub fn is_plain_text(s: &str) -> bool {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '/')
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | ','))
-        && !matches!(
-            s.to_ascii_lowercase().as_str(),
-            "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null"
-        )
+        && !yaml_1_1_word(s)
+}
+
+/// Whether YAML 1.1 reads the word as a boolean or null (`y`, `No`, `ON`, ...).
+fn yaml_1_1_word(s: &str) -> bool {
+    s.len() <= 5
+        && ["y", "n", "yes", "no", "on", "off", "true", "false", "null"]
+            .iter()
+            .any(|w| s.eq_ignore_ascii_case(w))
 }
 
 /// `(f a b)` as the head of a pipeline reads better as `f a b`.
@@ -215,30 +235,36 @@ fn balanced(s: &str) -> bool {
     depth == 0
 }
 
-fn key_text(key: &Key, mode: &Mode<'_>) -> Result<String, EvalError> {
+/// Appends a key's text: a static key as [`yaml_key`] writes it, a dynamic one as its
+/// leaf.
+fn write_key(key: &Key, mode: &Mode<'_>, out: &mut String) -> Result<(), EvalError> {
     match key {
-        Key::Static(k) => Ok(yaml_key(k)),
-        Key::Dynamic(e) => leaf_text(e, mode),
+        Key::Static(k) => write_yaml_key(out, k),
+        Key::Dynamic(e) => write_leaf(e, mode, out)?,
     }
+    Ok(())
 }
 
 /// A key the generator writes: plain when no YAML 1.1 parser can misread it,
 /// JSON-quoted otherwise.
 pub fn yaml_key(k: &str) -> String {
+    let mut out = String::new();
+    write_yaml_key(&mut out, k);
+    out
+}
+
+fn write_yaml_key(out: &mut String, k: &str) {
     let plain = k
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && k.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
-        && !matches!(
-            k.to_ascii_lowercase().as_str(),
-            "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null"
-        );
+        && !yaml_1_1_word(k);
     if plain {
-        k.to_string()
+        out.push_str(k);
     } else {
-        to_go_json(&Value::String(k.to_string()))
+        write_go_string(out, k);
     }
 }
 
@@ -252,8 +278,7 @@ fn emit_map(
         match part {
             MapPart::Entry { key, value, when } => {
                 if open_condition(when, indent, mode, out)? {
-                    let key = key_text(key, mode)?;
-                    emit_keyed(&key, value, indent, mode, out)?;
+                    emit_keyed(key, value, indent, mode, out)?;
                 }
                 close_condition(when, indent, mode, out);
             }
@@ -273,26 +298,30 @@ fn emit_map(
     Ok(())
 }
 
+/// `key: value` on one line, or `key:` and the value's lines below it.
 fn emit_keyed(
-    key: &str,
+    key: &Key,
     value: &Node,
     indent: usize,
     mode: &Mode<'_>,
     out: &mut Out,
 ) -> Result<(), EvalError> {
+    out.indent(indent);
+    write_key(key, mode, &mut out.text)?;
     match value {
         Node::Leaf(e) => {
-            let text = leaf_text(e, mode)?;
-            out.line(indent, &format!("{key}: {text}"));
+            out.text.push_str(": ");
+            write_leaf(e, mode, &mut out.text)?;
+            out.text.push('\n');
         }
-        Node::Map(parts) if parts.is_empty() => out.line(indent, &format!("{key}: {{}}")),
-        Node::List(parts) if parts.is_empty() => out.line(indent, &format!("{key}: []")),
+        Node::Map(parts) if parts.is_empty() => out.text.push_str(": {}\n"),
+        Node::List(parts) if parts.is_empty() => out.text.push_str(": []\n"),
         Node::Map(parts) => {
-            out.line(indent, &format!("{key}:"));
+            out.text.push_str(":\n");
             emit_map(parts, indent + 2, mode, out)?;
         }
         Node::List(parts) => {
-            out.line(indent, &format!("{key}:"));
+            out.text.push_str(":\n");
             emit_list(parts, indent + 2, mode, out)?;
         }
     }
@@ -317,19 +346,18 @@ fn emit_entries_of(
             out.line(indent, "{{ $key | toJson }}: {{ $value | toJson }}");
             out.line(indent, "{{- end }}");
         }
-        Mode::Render(ctx) => match &*Expr::Ref(path.clone()).evaluate_borrowed(ctx)? {
-            Value::Object(map) => {
+        Mode::Render(ctx) => match ctx.lookup(path)? {
+            Some(Value::Object(map)) => {
                 for (k, v) in map {
-                    let line = format!(
-                        "{}: {}",
-                        to_go_json(&Value::String(k.clone())),
-                        to_go_json(v)
-                    );
-                    out.line(indent, &line);
+                    out.indent(indent);
+                    write_go_string(&mut out.text, k);
+                    out.text.push_str(": ");
+                    write_go_json(&mut out.text, v);
+                    out.text.push('\n');
                 }
             }
-            Value::Null => {}
-            other => {
+            None | Some(Value::Null) => {}
+            Some(other) => {
                 return Err(EvalError {
                     expression: Expr::Ref(path.clone()).to_go(),
                     reason: format!("range over a map, got {}", to_go_json(other)),
@@ -363,8 +391,8 @@ fn emit_list(
                     emit_item(item, indent, mode, out)?;
                     out.line(indent, "{{- end }}");
                 }
-                Mode::Render(ctx) => match &*Expr::Ref(list.clone()).evaluate_borrowed(ctx)? {
-                    Value::Array(elements) => {
+                Mode::Render(ctx) => match ctx.lookup(list)? {
+                    Some(Value::Array(elements)) => {
                         for element in elements {
                             let inner = EvalContext {
                                 item: Some(element),
@@ -373,8 +401,8 @@ fn emit_list(
                             emit_item(item, indent, &Mode::Render(&inner), out)?;
                         }
                     }
-                    Value::Null => {}
-                    other => {
+                    None | Some(Value::Null) => {}
+                    Some(other) => {
                         return Err(EvalError {
                             expression: Expr::Ref(list.clone()).to_go(),
                             reason: format!("range over a list, got {}", to_go_json(other)),
@@ -391,14 +419,17 @@ fn emit_list(
                     out.line(indent, "- {{ . | toJson }}");
                     out.line(indent, "{{- end }}");
                 }
-                Mode::Render(ctx) => match &*Expr::Ref(path.clone()).evaluate_borrowed(ctx)? {
-                    Value::Array(items) => {
+                Mode::Render(ctx) => match ctx.lookup(path)? {
+                    Some(Value::Array(items)) => {
                         for item in items {
-                            out.line(indent, &format!("- {}", to_go_json(item)));
+                            out.indent(indent);
+                            out.text.push_str("- ");
+                            write_go_json(&mut out.text, item);
+                            out.text.push('\n');
                         }
                     }
-                    Value::Null => {}
-                    other => {
+                    None | Some(Value::Null) => {}
+                    Some(other) => {
                         return Err(EvalError {
                             expression: Expr::Ref(path.clone()).to_go(),
                             reason: format!("range over a list, got {}", to_go_json(other)),
@@ -414,20 +445,20 @@ fn emit_list(
 fn emit_item(value: &Node, indent: usize, mode: &Mode<'_>, out: &mut Out) -> Result<(), EvalError> {
     match value {
         Node::Leaf(e) => {
-            let text = leaf_text(e, mode)?;
-            out.line(indent, &format!("- {text}"));
+            out.indent(indent);
+            out.text.push_str("- ");
+            write_leaf(e, mode, &mut out.text)?;
+            out.text.push('\n');
         }
         Node::Map(parts) if parts.is_empty() => out.line(indent, "- {}"),
         Node::List(parts) if parts.is_empty() => out.line(indent, "- []"),
         Node::Map(parts) if matches!(parts.first(), Some(MapPart::Entry { when: None, .. })) => {
-            // The first entry shares the dash's line: `- name: api`.
-            let mut inner = Out::default();
-            emit_map(parts, indent + 2, mode, &mut inner)?;
-            let prefix = " ".repeat(indent + 2);
-            let text = inner.text.strip_prefix(&prefix).unwrap_or(&inner.text);
-            out.text.push_str(&" ".repeat(indent));
-            out.text.push_str("- ");
-            out.text.push_str(text);
+            // The first entry shares the dash's line: `- name: api`. It is written
+            // `indent + 2` deep, and the dash takes the last two of those spaces.
+            let start = out.text.len();
+            emit_map(parts, indent + 2, mode, out)?;
+            out.text
+                .replace_range(start + indent..start + indent + 2, "- ");
         }
         Node::Map(parts) => {
             out.line(indent, "-");

@@ -12,23 +12,25 @@ use std::fmt::Write;
 /// Encodes `value` exactly as Go's `json.Marshal` (and so Helm's `toJson`) does.
 pub fn to_go_json(value: &Value) -> String {
     let mut out = String::new();
-    write_value(&mut out, value);
+    write_go_json(&mut out, value);
     out
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// [`to_go_json`] appended to `out`: the render back end writes every leaf into the
+/// one buffer of the render.
+pub fn write_go_json(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&go_number(n)),
-        Value::String(s) => write_string(out, s),
+        Value::Number(n) => write_number(out, n),
+        Value::String(s) => write_go_string(out, s),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write_value(out, item);
+                write_go_json(out, item);
             }
             out.push(']');
         }
@@ -44,16 +46,29 @@ fn write_map(out: &mut String, map: &Map<String, Value>) {
         if i > 0 {
             out.push(',');
         }
-        write_string(out, key);
+        write_go_string(out, key);
         out.push(':');
-        write_value(out, item);
+        write_go_json(out, item);
     }
     out.push('}');
 }
 
-fn write_string(out: &mut String, s: &str) {
+/// Whether Go's encoder writes the byte `b` of a string other than as itself (`"`,
+/// `\`, a control character, `<`, `>`, `&`; U+2028 and U+2029 start with 0xE2).
+fn escaped_byte(b: u8) -> bool {
+    matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2) || b < 0x20
+}
+
+/// A string as Go's encoder writes it, quoted, appended to `out`: runs of characters
+/// that need no escape are copied whole.
+pub fn write_go_string(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
+    let mut rest = s;
+    while let Some(at) = rest.bytes().position(escaped_byte) {
+        out.push_str(&rest[..at]);
+        // `at` is a character boundary: every byte `escaped_byte` names starts one.
+        let mut chars = rest[at..].chars();
+        let c = chars.next().unwrap_or_default();
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -70,37 +85,53 @@ fn write_string(out: &mut String, s: &str) {
             }
             c => out.push(c),
         }
+        rest = chars.as_str();
     }
+    out.push_str(rest);
     out.push('"');
 }
 
 /// Formats a number the way Go prints it: integers as integers, floats with
 /// `strconv.FormatFloat(f, 'f' or 'e', -1, 64)` as `encoding/json` chooses.
 pub fn go_number(n: &Number) -> String {
+    let mut out = String::new();
+    write_number(&mut out, n);
+    out
+}
+
+fn write_number(out: &mut String, n: &Number) {
     if let Some(i) = n.as_i64() {
-        return i.to_string();
+        let _ = write!(out, "{i}");
+    } else if let Some(u) = n.as_u64() {
+        let _ = write!(out, "{u}");
+    } else {
+        write_float(out, n.as_f64().unwrap_or(0.0));
     }
-    if let Some(u) = n.as_u64() {
-        return u.to_string();
-    }
-    go_float(n.as_f64().unwrap_or(0.0))
 }
 
 /// Go's `encoding/json` float64 format.
 pub fn go_float(f: f64) -> String {
+    let mut out = String::new();
+    write_float(&mut out, f);
+    out
+}
+
+fn write_float(out: &mut String, f: f64) {
     let abs = f.abs();
     if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
         // Rust prints `1e21` and `1.5e-7`; Go prints `1e+21` and `1.5e-07`, then
         // encoding/json removes the zero: `1.5e-7`.
         let s = format!("{f:e}");
         match s.split_once('e') {
-            Some((mantissa, exp)) if !exp.starts_with('-') => format!("{mantissa}e+{exp}"),
-            _ => s,
+            Some((mantissa, exp)) if !exp.starts_with('-') => {
+                let _ = write!(out, "{mantissa}e+{exp}");
+            }
+            _ => out.push_str(&s),
         }
     } else {
         // Rust's Display is the shortest representation that round-trips, without
         // an exponent, as Go's 'f' with precision -1.
-        format!("{f}")
+        let _ = write!(out, "{f}");
     }
 }
 
@@ -127,6 +158,13 @@ mod tests {
         assert_eq!(
             to_go_json(&v),
             r#"{"a":"line\nnext\u0001\u2028é","b":"\u003ca \u0026 b\u003e"}"#
+        );
+        // Other characters that start with the byte U+2028 starts with stay as they are,
+        // and the text between escapes is kept whole.
+        let v = json!(["€\u{2027}\u{2029}x", "\"q\"\\\t\r\u{8}\u{c}\u{1f} ok", ""]);
+        assert_eq!(
+            to_go_json(&v),
+            "[\"€\u{2027}\\u2029x\",\"\\\"q\\\"\\\\\\t\\r\\b\\f\\u001f ok\",\"\"]"
         );
     }
 }

@@ -210,6 +210,17 @@ pub struct EvalContext<'a> {
     pub named: Option<std::rc::Rc<NamedTexts>>,
 }
 
+impl<'a> EvalContext<'a> {
+    /// The value at `path` as [`Expr::Ref`] of it evaluates (`None` for a missing last
+    /// key), without building the expression.
+    pub fn lookup(&self, path: &ValuePath) -> Result<Option<&'a Value>, EvalError> {
+        lookup_like_go(self.values, path).map_err(|reason| EvalError {
+            expression: go_ref(path),
+            reason,
+        })
+    }
+}
+
 /// Named templates' text, by name, as one render evaluates them ([`Expr::Named`]).
 /// Helm includes a named template with the root context (`include "x" $`), so within
 /// one render its text is the same wherever it is included: a name's body is
