@@ -85,10 +85,14 @@ impl<'s> Walk<'s> {
                 "exclusiveMaximum" => bound(value, argument, |o| o == Ordering::Less)?,
                 "minLength" => length(value, argument, |len, n| len >= n)?,
                 "maxLength" => length(value, argument, |len, n| len <= n)?,
-                "pattern" => {
-                    let pattern = self.pattern(argument.as_str()?)?;
-                    value.as_str().is_none_or(|s| pattern.is_match(s))
-                }
+                "pattern" => match value.as_str() {
+                    Some(s) => self.pattern_matches(argument.as_str()?, s)?,
+                    None => {
+                        // Only a pattern this can evaluate passes what is not a string.
+                        self.pattern_matches(argument.as_str()?, "")?;
+                        true
+                    }
+                },
                 "required" => match value {
                     Value::Object(object) => every(argument.as_array()?, |name| {
                         Some(object.contains_key(name.as_str()?))
@@ -180,23 +184,54 @@ impl<'s> Walk<'s> {
         if pointer.contains('%') {
             return None;
         }
-        self.root.pointer(pointer)
+        if pointer.is_empty() {
+            return Some(self.root);
+        }
+        // `Value::pointer`, without unescaping (two new strings) a token with no `~`.
+        pointer
+            .strip_prefix('/')?
+            .split('/')
+            .try_fold(self.root, |target, token| {
+                let token = if token.contains('~') {
+                    std::borrow::Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
+                } else {
+                    std::borrow::Cow::Borrowed(token)
+                };
+                match target {
+                    Value::Object(map) => map.get(token.as_ref()),
+                    Value::Array(items) => array_index(&token).and_then(|i| items.get(i)),
+                    _ => None,
+                }
+            })
     }
 
-    /// The compiled pattern, once per source; `None` for one whose meaning may differ
-    /// between ECMA 262 and the `regex` crate.
-    fn pattern(&self, source: &str) -> Option<regex::Regex> {
+    /// Whether `text` matches the pattern `source`, compiled once per source; `None`
+    /// for a pattern whose meaning may differ between ECMA 262 and the `regex` crate.
+    /// The match runs on the kept `Regex` itself: a clone of one starts with no
+    /// matching cache, which each use then builds again.
+    fn pattern_matches(&self, source: &str, text: &str) -> Option<bool> {
         PATTERNS.with_borrow_mut(|patterns| {
-            if let Some(known) = patterns.get(source) {
-                return known.clone();
+            if !patterns.contains_key(source) {
+                let compiled = same_in_ecma_and_rust(source)
+                    .then(|| regex::Regex::new(source).ok())
+                    .flatten();
+                patterns.insert(source.to_string(), compiled);
             }
-            let compiled = same_in_ecma_and_rust(source)
-                .then(|| regex::Regex::new(source).ok())
-                .flatten();
-            patterns.insert(source.to_string(), compiled.clone());
-            compiled
+            patterns
+                .get(source)
+                .and_then(Option::as_ref)
+                .map(|pattern| pattern.is_match(text))
         })
     }
+}
+
+/// A JSON pointer token as an array index, as `Value::pointer` reads it: digits, no
+/// leading zero, no sign.
+fn array_index(token: &str) -> Option<usize> {
+    if token.starts_with('+') || (token.starts_with('0') && token.len() != 1) {
+        return None;
+    }
+    token.parse().ok()
 }
 
 /// Whether `holds` is true of every item, stopping at the first it is false of; `None`
