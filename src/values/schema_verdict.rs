@@ -32,7 +32,7 @@ thread_local! {
     /// Compiled patterns by source; `None` for one this does not evaluate. Kept for the
     /// thread's life: a schema repeats its patterns in every workload, and tests walk
     /// the same schemas many times.
-    static PATTERNS: RefCell<HashMap<String, Option<regex::Regex>>> = RefCell::new(HashMap::new());
+    static PATTERNS: RefCell<HashMap<String, Option<regex_lite::Regex>>> = RefCell::new(HashMap::new());
 }
 
 /// Keywords that constrain nothing.
@@ -206,14 +206,14 @@ impl<'s> Walk<'s> {
     }
 
     /// Whether `text` matches the pattern `source`, compiled once per source; `None`
-    /// for a pattern whose meaning may differ between ECMA 262 and the `regex` crate.
+    /// for a pattern whose meaning may differ between ECMA 262 and `regex_lite`.
     /// The match runs on the kept `Regex` itself: a clone of one starts with no
     /// matching cache, which each use then builds again.
     fn pattern_matches(&self, source: &str, text: &str) -> Option<bool> {
         PATTERNS.with_borrow_mut(|patterns| {
             if !patterns.contains_key(source) {
                 let compiled = same_in_ecma_and_rust(source)
-                    .then(|| regex::Regex::new(source).ok())
+                    .then(|| regex_lite::Regex::new(source).ok())
                     .flatten();
                 patterns.insert(source.to_string(), compiled);
             }
@@ -249,12 +249,14 @@ fn every<I: IntoIterator>(
 }
 
 /// Whether a pattern means the same to ECMA 262 (Helm's validators, `jsonschema`) and to
-/// the `regex` crate: no `.` outside a class (ECMA's stops at `\r` and U+2028 too), no
+/// `regex_lite` (the `regex` crate's syntax without its Unicode tables, much cheaper to
+/// compile, which the values schema's patterns need): no `.` outside a class (ECMA's stops at `\r` and U+2028 too), no
 /// negated class (ECMA counts UTF-16 units), no class escape that is Unicode-wide in one
 /// and ASCII in the other (`\d`, `\w`, `\s`, `\b`), no group syntax past plain groups,
 /// no back reference; only escapes of punctuation and of `\t \n \f \r`. Inside a class,
-/// no `[` (a nested class to the `regex` crate), no `&&`, `--` or `~~` (its set
-/// operations), and no empty class (`[]` opens a class holding `]` there).
+/// no `[` (a nested class, which `regex_lite` refuses), no `&&`, `--` or `~~` (set
+/// operations in the `regex` crate's syntax), and no empty class (`[]` opens a class
+/// holding `]` there).
 fn same_in_ecma_and_rust(source: &str) -> bool {
     let mut chars = source.chars();
     let mut in_class = false;
