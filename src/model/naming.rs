@@ -50,7 +50,7 @@ pub struct WorkloadTakeover {
 }
 
 /// One part of a name or label template.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum NamePart {
     /// The release name.
     Release,

@@ -150,9 +150,30 @@ pub(super) fn check_takeover(spec: &Spec, file: &str) -> Result<(), SpecError> {
         .iter()
         .map(|(b, _)| pod_label_templates(spec.takeover.get(*b), b))
         .collect();
+    // The workloads whose pods carry each label, in the spec's order: a selector can
+    // only match pods that carry its rarest label, so only those are compared (every
+    // pair was compared before, quadratic in workloads).
+    let mut carrying: std::collections::HashMap<(&str, &[_]), Vec<usize>> = Default::default();
+    for (i, labels) in pod_labels.iter().enumerate() {
+        for (key, value) in labels {
+            carrying.entry((key, value)).or_default().push(i);
+        }
+    }
+    // An empty selector (never made) would match every workload's pods.
+    let every: Vec<usize> = (0..workloads.len()).collect();
     for (a, _) in &workloads {
         let selector = selector_templates(spec.takeover.get(*a), a);
-        for ((b, _), labels) in workloads.iter().zip(&pod_labels) {
+        let candidates = selector
+            .iter()
+            .map(|(k, v)| {
+                carrying
+                    .get(&(k.as_str(), v.as_slice()))
+                    .map_or(&[][..], Vec::as_slice)
+            })
+            .min_by_key(|c| c.len())
+            .unwrap_or(&every);
+        for &i in candidates {
+            let ((b, _), labels) = (&workloads[i], &pod_labels[i]);
             if a == b {
                 continue;
             }
