@@ -10,7 +10,7 @@
 //! is below `replicaCount` (or the enabled autoscaler's `minReplicas`), enumerated over
 //! every count a plan allows.
 
-use super::typed_values::api_workloads;
+use super::typed_values::api_workloads_whole;
 use super::{Finding, Severity};
 use crate::model::{ApiValues, DisruptionBudget, IntOrString};
 use crate::spec::Spec;
@@ -21,7 +21,12 @@ use serde_json::Value;
 /// The rule on every api workload, and on the PodDisruptionBudget of every workload
 /// that has one.
 pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
-    let mut out: Vec<Finding> = api_workloads(spec, values)
+    check_whole(spec, &integral_numbers(values))
+}
+
+/// [`check`] of values whose whole numbers are integers already.
+pub fn check_whole(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let mut out: Vec<Finding> = api_workloads_whole(spec, values)
         .into_iter()
         .flat_map(|(name, api)| drain(name, &api))
         .collect();
@@ -33,8 +38,7 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
         let Some(raw) = values.get("workloads").and_then(|w| w.get(name)) else {
             continue;
         };
-        let raw = integral_numbers(raw);
-        let Ok(w) = serde_json::from_value::<Disruptable>(raw.clone()) else {
+        let Ok(w) = Disruptable::deserialize(raw) else {
             continue;
         };
         if !w.enabled || !w.pod_disruption_budget.enabled {

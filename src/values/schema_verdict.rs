@@ -35,17 +35,6 @@ thread_local! {
     static PATTERNS: RefCell<HashMap<String, Option<regex_lite::Regex>>> = RefCell::new(HashMap::new());
 }
 
-/// Keywords that constrain nothing.
-const ANNOTATIONS: [&str; 7] = [
-    "$schema",
-    "$comment",
-    "title",
-    "description",
-    "default",
-    "examples",
-    "definitions",
-];
-
 /// Deeper than this, a schema is taken as a reference cycle (`None`).
 const MAX_DEPTH: usize = 256;
 
@@ -65,16 +54,21 @@ impl<'s> Walk<'s> {
             Value::Object(map) => map,
             _ => return None,
         };
-        // In draft 7 a reference replaces the keywords beside it.
-        if let Some(reference) = map.get("$ref") {
-            let target = self.resolve(reference.as_str()?)?;
-            return self.valid(target, value, depth);
+        // In draft 7 a reference replaces the keywords beside it. Keys come sorted: a
+        // map has `$ref` only if its first key sorts no later.
+        if map.keys().next().is_some_and(|k| k.as_str() <= "$ref") {
+            if let Some(reference) = map.get("$ref") {
+                let target = self.resolve(reference.as_str()?)?;
+                return self.valid(target, value, depth);
+            }
         }
         // A schema fails at its first failing keyword, whatever the keywords after it
         // are (a keyword this does not know included): its keywords all must hold.
         for (keyword, argument) in map {
             let passes = match keyword.as_str() {
-                k if ANNOTATIONS.contains(&k) => true,
+                // Keywords that constrain nothing.
+                "$schema" | "$comment" | "title" | "description" | "default" | "examples"
+                | "definitions" => true,
                 "then" | "else" => true, // read with `if`
                 "type" => type_matches(argument, value)?,
                 "const" => equal(argument, value),
@@ -100,11 +94,13 @@ impl<'s> Walk<'s> {
                     _ => true,
                 },
                 "properties" => match value {
-                    Value::Object(object) => every(argument.as_object()?, |(name, sub)| {
-                        object
-                            .get(name)
-                            .map_or(Some(true), |v| self.valid(sub, v, depth))
-                    })?,
+                    Value::Object(object) => {
+                        let properties = argument.as_object()?;
+                        every(paired(properties, object), |(sub, v)| match v {
+                            Some(v) => self.valid(sub, v, depth),
+                            None => Some(true),
+                        })?
+                    }
                     _ => true,
                 },
                 "additionalProperties" => match value {
@@ -168,13 +164,12 @@ impl<'s> Walk<'s> {
         if map.contains_key("patternProperties") {
             return None;
         }
-        let named = map.get("properties").and_then(Value::as_object);
-        every(object, |(name, v)| {
-            if named.is_some_and(|p| p.contains_key(name)) {
-                Some(true)
-            } else {
-                self.valid(argument, v, depth)
-            }
+        let Some(named) = map.get("properties").and_then(Value::as_object) else {
+            return every(object.values(), |v| self.valid(argument, v, depth));
+        };
+        every(paired(object, named), |(v, declared)| match declared {
+            Some(_) => Some(true),
+            None => self.valid(argument, v, depth),
         })
     }
 
@@ -223,6 +218,26 @@ impl<'s> Walk<'s> {
                 .map(|pattern| pattern.is_match(text))
         })
     }
+}
+
+/// Each entry of `outer`, in its order, with the value `inner` has under the same key.
+/// Both maps are sorted by key, so a large pair is walked side by side (one comparison
+/// per step) instead of searched once per entry; a few entries against a large map
+/// are searched.
+fn paired<'a, 'b>(
+    outer: &'a Map<String, Value>,
+    inner: &'b Map<String, Value>,
+) -> impl Iterator<Item = (&'a Value, Option<&'b Value>)> {
+    let search = outer.len().saturating_mul(4) < inner.len();
+    let mut rest = inner.iter().peekable();
+    outer.iter().map(move |(key, value)| {
+        if search {
+            return (value, inner.get(key));
+        }
+        while rest.next_if(|(k, _)| k.as_str() < key.as_str()).is_some() {}
+        let found = rest.next_if(|(k, _)| *k == key).map(|(_, v)| v);
+        (value, found)
+    })
 }
 
 /// A JSON pointer token as an array index, as `Value::pointer` reads it: digits, no
