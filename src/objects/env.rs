@@ -347,7 +347,7 @@ fn replica_and_scheduling_env(w: &Workload<'_>) -> Vec<(ListPart, Expr)> {
     ];
     let stores = ValuePath::new(["stores"]);
     let mut any_redis = Vec::new();
-    for store in &w.shared_stores {
+    for store in w.shared_stores {
         let path = stores.child(store);
         any_redis.push(Expr::StrEq(
             Box::new(val(&path.child("backend"))),

@@ -84,6 +84,10 @@ pub fn each_object(spec: &Spec, emit: &mut dyn FnMut(Document)) {
             val(&stateful_set::redis_value(server, "enabled")),
         ));
     }
+    // The same for every workload: copied once, not once per workload (the pools'
+    // names made this quadratic in workloads).
+    let shared_stores: Vec<String> = spec.shared_stores().iter().map(|s| s.to_string()).collect();
+    let pool_workloads: Vec<String> = spec.workloads.pool.keys().cloned().collect();
     for (name, workload) in spec.workloads.all() {
         let declared = workload.to_values();
         let w = Workload {
@@ -91,8 +95,8 @@ pub fn each_object(spec: &Spec, emit: &mut dyn FnMut(Document)) {
             class: workload.class(),
             secret_url_servers: env::secret_url_servers(spec, &declared),
             declared,
-            shared_stores: spec.shared_stores().iter().map(|s| s.to_string()).collect(),
-            pool_workloads: spec.workloads.pool.keys().cloned().collect(),
+            shared_stores: &shared_stores,
+            pool_workloads: &pool_workloads,
             spec,
         };
         match w.class {
@@ -138,9 +142,9 @@ pub struct Workload<'a> {
     /// allocations exist and what they depend on.
     pub declared: Value,
     /// The spec's shared stores.
-    pub shared_stores: Vec<String>,
+    pub shared_stores: &'a [String],
     /// The names of the spec's `pool` workloads.
-    pub pool_workloads: Vec<String>,
+    pub pool_workloads: &'a [String],
     /// Redis servers with a URL from a Secret that this workload has allocations on.
     pub secret_url_servers: Vec<String>,
     /// The spec, for the sizes its startup settings state and the chart's name.
