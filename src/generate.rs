@@ -4,7 +4,7 @@
 //! Both use this one path, so a check can never disagree with a generate.
 
 use crate::backends::helm::{build_chart, pretty_json, ChartInputs, TemplateError};
-use crate::backends::native::{render_manifests, Release};
+use crate::backends::native::{render_manifests_of, Release};
 use crate::capacity::breakdown::{budget_uses, BudgetUse};
 use crate::capacity::svg::{capacity_svg, figure_title};
 use crate::capacity::{capacity_exprs, format_table, Capacity};
@@ -13,7 +13,7 @@ use crate::contract::Contract;
 use crate::expr::EvalError;
 use crate::guards::capacity::capacity_findings_over;
 use crate::guards::{check_guards_with, Finding, Severity};
-use crate::objects::build_objects;
+use crate::objects::build_objects_of;
 use crate::parallel::side_by_side;
 use crate::spec::Spec;
 use crate::values::{default_values, ValuesError, ValuesSchema};
@@ -199,8 +199,8 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     // The object tree, and the contract with the schema built from it, read only the
     // spec: they are built side by side.
     // Each plan's values are resolved once, for its contract and its review.
-    let (docs, (defaults, contract, schema, plan_values)) = side_by_side(
-        || build_objects(spec),
+    let ((docs, workloads), (defaults, contract, schema, plan_values)) = side_by_side(
+        || build_objects_of(spec),
         || {
             let defaults = default_values(spec);
             let (mut contract, plan_values) = Contract::over_with_plan_values(spec, &defaults);
@@ -220,7 +220,15 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     // The chart's text, and each preset's checks and renders, are independent too.
     let (chart, presets) = side_by_side(
         || build_chart(&inputs),
-        || review_presets(spec, &docs, &schema, &contract.presets, &plan_values),
+        || {
+            review_presets(
+                spec,
+                (&docs, &workloads),
+                &schema,
+                &contract.presets,
+                &plan_values,
+            )
+        },
     );
     let chart = chart?;
     let presets = presets?;
@@ -243,7 +251,7 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
 /// `rendered/<preset>.yaml` and `capacity/<preset>.*`.
 fn review_presets(
     spec: &Spec,
-    docs: &[crate::objects::tree::Document],
+    (docs, workloads): (&[crate::objects::tree::Document], &[Option<String>]),
     schema: &serde_json::Value,
     presets: &BTreeMap<String, crate::values::presets::Preset>,
     plan_values: &[serde_json::Value],
@@ -255,6 +263,7 @@ fn review_presets(
     let shared = PresetInputs {
         spec,
         docs,
+        workloads,
         validator: &validator,
         exprs: &capacity_exprs(spec),
     };
@@ -287,6 +296,8 @@ fn review_presets(
 struct PresetInputs<'a> {
     spec: &'a Spec,
     docs: &'a [crate::objects::tree::Document],
+    /// The workload each document is of.
+    workloads: &'a [Option<String>],
     validator: &'a ValuesSchema<'a>,
     exprs: &'a crate::capacity::CapacityExprs,
 }
@@ -371,8 +382,14 @@ fn review_preset(
         preset: label.to_string(),
         source,
     };
-    let text =
-        render_manifests(spec, inputs.docs, values, &Release::default()).map_err(render_error)?;
+    let text = render_manifests_of(
+        spec,
+        inputs.docs,
+        inputs.workloads,
+        values,
+        &Release::default(),
+    )
+    .map_err(render_error)?;
     crate::backends::limits::check_object_limits(&text).map_err(|source| {
         GenerateError::TooLarge {
             preset: label.to_string(),

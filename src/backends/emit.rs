@@ -615,6 +615,7 @@ mod tests {
             chart_version: "1",
             chart_app_version: "1",
             named: None,
+            base: None,
         };
         let text = render_document_text(&doc(), &ctx).unwrap().unwrap();
         assert_eq!(

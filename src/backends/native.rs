@@ -150,6 +150,22 @@ pub fn render_manifests(
     Ok(manifests.finish())
 }
 
+/// [`render_manifests`] of documents with the workload each is of
+/// ([`crate::objects::build_objects_of`]).
+pub fn render_manifests_of(
+    spec: &Spec,
+    docs: &[Document],
+    workloads: &[Option<String>],
+    values: &Value,
+    release: &Release,
+) -> Result<String, EvalError> {
+    let mut manifests = Manifests::new(spec, values, release);
+    for (doc, workload) in docs.iter().zip(workloads) {
+        manifests.add_of(doc, workload.as_deref())?;
+    }
+    Ok(manifests.finish())
+}
+
 /// The manifests of one release, rendered a document at a time: what
 /// [`render_manifests`] prints, without holding every document's tree.
 pub struct Manifests<'a> {
@@ -172,6 +188,7 @@ impl<'a> Manifests<'a> {
                 chart_version: &spec.chart.version,
                 chart_app_version: &spec.chart.app_version,
                 named: Some(std::rc::Rc::default()),
+                base: None,
             },
             rendered: Vec::new(),
         }
@@ -179,7 +196,21 @@ impl<'a> Manifests<'a> {
 
     /// Renders one document (nothing when its condition is false).
     pub fn add(&mut self, doc: &Document) -> Result<(), EvalError> {
-        if let Some(text) = render_document_text(doc, &self.ctx)? {
+        self.add_of(doc, None)
+    }
+
+    /// [`Manifests::add`] of one of `workload`'s documents, whose values it reads from
+    /// `workloads.<workload>` ([`EvalContext::within`]).
+    pub fn add_of(&mut self, doc: &Document, workload: Option<&str>) -> Result<(), EvalError> {
+        let within;
+        let ctx = match workload {
+            Some(name) => {
+                within = self.ctx.within("workloads", name);
+                &within
+            }
+            None => &self.ctx,
+        };
+        if let Some(text) = render_document_text(doc, ctx)? {
             let kind = document_kind(doc).unwrap_or("");
             self.rendered
                 .push((order_key(is_hook(doc), kind, &doc.file, 0), text));

@@ -133,6 +133,7 @@ pub fn eval_context<'a>(spec: &'a Spec, values: &'a Value) -> EvalContext<'a> {
         chart_version: &spec.chart.version,
         chart_app_version: &spec.chart.app_version,
         named: None,
+        base: None,
     }
 }
 

@@ -236,7 +236,9 @@ impl<'a> Capacity<'a> {
     }
 
     fn row(&self, w: &WorkloadExprs) -> Result<RowTerms, EvalError> {
-        let figures = w.terms(|e| self.raw(e))?;
+        // A workload's inputs are its values: looked up from `workloads.<name>`.
+        let ctx = self.ctx.within("workloads", &w.name);
+        let figures = w.terms(|e| e.evaluate_saturating_int(&ctx))?;
         let peak_processes = figures.peak_processes; // `mul peak perProcess`, as `postgres_connections` and `redis_connections` are.
         let postgres = peak_processes.saturating_mul(figures.postgres_per_process);
         let redis = peak_processes.saturating_mul(figures.redis_per_process);
@@ -252,7 +254,7 @@ impl<'a> Capacity<'a> {
             postgres: clamp(postgres),
             redis_per_process: clamp(figures.redis_per_process),
             redis: clamp(redis),
-            autoscaled: self.truth(&w.autoscaled)?,
+            autoscaled: w.autoscaled.evaluate_saturating_truth(&ctx)?,
         };
         Ok(RowTerms {
             row,

@@ -274,6 +274,7 @@ fn ctx(values: &Value) -> EvalContext<'_> {
         chart_version: "",
         chart_app_version: "",
         named: None,
+        base: None,
     }
 }
 

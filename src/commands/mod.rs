@@ -329,9 +329,9 @@ fn render_manifests_of(
 ) -> Result<String, CommandError> {
     let mut manifests = Manifests::new(spec, values, release);
     let mut failed = None;
-    crate::objects::each_object(spec, &mut |doc| {
+    crate::objects::each_object_of(spec, &mut |doc, workload| {
         if failed.is_none() {
-            failed = manifests.add(&doc).err();
+            failed = manifests.add_of(&doc, workload).err();
         }
     });
     match failed {

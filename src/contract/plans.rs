@@ -768,6 +768,7 @@ mod tests {
                 chart_version: "",
                 chart_app_version: "",
                 named: None,
+                base: None,
             };
             let pods = crate::expr::lit(12);
             crate::capacity::formula::surge_pods(&pods, &crate::expr::lit(max_surge))

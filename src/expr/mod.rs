@@ -9,7 +9,7 @@
 pub mod gojson;
 mod semantics;
 
-use semantics::{expect_string, lookup_like_go, merge_over};
+use semantics::{expect_string, lookup_like_go, lookup_like_go_from, merge_over};
 pub use semantics::{sprig_empty, sprig_int, truthy};
 
 use crate::expr::gojson::to_go_json;
@@ -208,16 +208,50 @@ pub struct EvalContext<'a> {
     /// The named templates' text evaluated so far in this context, by name (`None`:
     /// each is evaluated where it is included). See [`NamedTexts`].
     pub named: Option<std::rc::Rc<NamedTexts>>,
+    /// Where two keys of the values lead, with those keys (`workloads.<name>`): a path
+    /// that starts with them is looked up from there. One workload's figures or objects
+    /// read many of its values, and the search of a map of hundreds of workloads is
+    /// then done once for them ([`EvalContext::within`]).
+    pub base: Option<(&'a str, &'a str, &'a Value)>,
 }
 
 impl<'a> EvalContext<'a> {
     /// The value at `path` as [`Expr::Ref`] of it evaluates (`None` for a missing last
     /// key), without building the expression.
     pub fn lookup(&self, path: &ValuePath) -> Result<Option<&'a Value>, EvalError> {
-        lookup_like_go(self.values, path).map_err(|reason| EvalError {
+        self.lookup_like_go(path).map_err(|reason| EvalError {
             expression: go_ref(path),
             reason,
         })
+    }
+
+    /// This context with its [`EvalContext::base`] at `first.second` of the values
+    /// (unchanged when nothing is there).
+    #[must_use]
+    pub fn within(&self, first: &str, second: &str) -> EvalContext<'a> {
+        let base = self
+            .values
+            .as_object()
+            .and_then(|m| m.get_key_value(first))
+            .and_then(|(a, inner)| {
+                let (b, value) = inner.as_object()?.get_key_value(second)?;
+                Some((a.as_str(), b.as_str(), value))
+            });
+        EvalContext {
+            base: base.or(self.base),
+            ..self.clone()
+        }
+    }
+
+    /// The value at `path` as Go looks it up, from [`EvalContext::base`] when the path
+    /// starts with its keys: the same value, found with fewer comparisons.
+    fn lookup_like_go(&self, path: &ValuePath) -> Result<Option<&'a Value>, String> {
+        if let (Some((a, b, reached)), [first, second, ..]) = (self.base, path.0.as_slice()) {
+            if a == first && b == second {
+                return lookup_like_go_from(reached, path, 2);
+            }
+        }
+        lookup_like_go(self.values, path)
     }
 }
 
@@ -418,7 +452,7 @@ impl Expr {
         let owned = |v: Value| Ok(Cow::Owned(v));
         match self {
             Expr::Lit(v) => Ok(Cow::Borrowed(v)),
-            Expr::Ref(path) => match lookup_like_go(ctx.values, path).map_err(fail)? {
+            Expr::Ref(path) => match ctx.lookup_like_go(path).map_err(fail)? {
                 Some(v) => Ok(Cow::Borrowed(v)),
                 None => owned(Value::Null),
             },
@@ -769,6 +803,7 @@ mod tests {
             chart_version: "1.0.0+b",
             chart_app_version: "2",
             named: None,
+            base: None,
         }
     }
 
@@ -782,6 +817,7 @@ mod tests {
         let memo: std::rc::Rc<NamedTexts> = std::rc::Rc::default();
         let with_memo = EvalContext {
             named: Some(memo.clone()),
+            base: None,
             ..ctx(&values)
         };
         assert_eq!(text(&with_memo), json!("first"));

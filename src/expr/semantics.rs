@@ -10,8 +10,17 @@ pub(super) fn lookup_like_go<'v>(
     values: &'v Value,
     path: &ValuePath,
 ) -> Result<Option<&'v Value>, String> {
-    let mut current = values;
-    for (i, segment) in path.0.iter().enumerate() {
+    lookup_like_go_from(values, path, 0)
+}
+
+/// [`lookup_like_go`] from `start`, the value the first `skip` keys of `path` reach.
+pub(super) fn lookup_like_go_from<'v>(
+    start: &'v Value,
+    path: &ValuePath,
+    skip: usize,
+) -> Result<Option<&'v Value>, String> {
+    let mut current = start;
+    for (i, segment) in path.0.iter().enumerate().skip(skip) {
         match current {
             Value::Object(map) => match map.get(segment) {
                 Some(next) => current = next,

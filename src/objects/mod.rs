@@ -48,10 +48,50 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
     docs
 }
 
+/// [`build_objects`], and for each document the workload whose objects it is
+/// ([`each_object_of`]).
+pub fn build_objects_of(spec: &Spec) -> (Vec<Document>, Vec<Option<String>>) {
+    let (mut docs, mut workloads) = (Vec::new(), Vec::new());
+    each_object_of(spec, &mut |doc, workload| {
+        docs.push(doc);
+        workloads.push(workload.map(str::to_string));
+    });
+    (docs, workloads)
+}
+
 /// Builds the documents of [`build_objects`] one at a time, in the same order, and
 /// hands each to `emit`. `render` renders each document as it is built and drops it:
 /// the object trees of 400 workloads were most of its memory.
 pub fn each_object(spec: &Spec, emit: &mut dyn FnMut(Document)) {
+    each_object_of(spec, &mut |doc, _| emit(doc));
+}
+
+/// [`each_object`], with each document the workload whose objects it is (`None` for
+/// the chart's own): its values are most of what the document reads.
+pub fn each_object_of(spec: &Spec, emit: &mut dyn FnMut(Document, Option<&str>)) {
+    let mut chart_wide = |doc| emit(doc, None);
+    each_chart_object(spec, &mut chart_wide);
+    // The same for every workload: copied once, not once per workload (the pools'
+    // names made this quadratic in workloads).
+    let shared_stores: Vec<String> = spec.shared_stores().iter().map(|s| s.to_string()).collect();
+    let pool_workloads: Vec<String> = spec.workloads.pool.keys().cloned().collect();
+    for (name, workload) in spec.workloads.all() {
+        let declared = workload.to_values();
+        let w = Workload {
+            name,
+            class: workload.class(),
+            secret_url_servers: env::secret_url_servers(spec, &declared),
+            declared,
+            shared_stores: &shared_stores,
+            pool_workloads: &pool_workloads,
+            spec,
+        };
+        each_workload_object(&w, &mut |doc| emit(doc, Some(name)));
+    }
+}
+
+/// The chart's own documents, before any workload's.
+fn each_chart_object(spec: &Spec, emit: &mut dyn FnMut(Document)) {
     emit(service_account::service_account(spec));
     emit(config_map::config_map(spec));
     emit(capacity_config_map::capacity_config_map(spec));
@@ -84,52 +124,40 @@ pub fn each_object(spec: &Spec, emit: &mut dyn FnMut(Document)) {
             val(&stateful_set::redis_value(server, "enabled")),
         ));
     }
-    // The same for every workload: copied once, not once per workload (the pools'
-    // names made this quadratic in workloads).
-    let shared_stores: Vec<String> = spec.shared_stores().iter().map(|s| s.to_string()).collect();
-    let pool_workloads: Vec<String> = spec.workloads.pool.keys().cloned().collect();
-    for (name, workload) in spec.workloads.all() {
-        let declared = workload.to_values();
-        let w = Workload {
-            name,
-            class: workload.class(),
-            secret_url_servers: env::secret_url_servers(spec, &declared),
-            declared,
-            shared_stores: &shared_stores,
-            pool_workloads: &pool_workloads,
-            spec,
-        };
-        match w.class {
-            WorkloadClass::Api => {
-                emit(config_map::workload_config_map(&w));
-                emit(deployment::deployment(&w));
-                emit(service::service(&w));
-                emit(ingress::ingress(&w));
-                emit(service_monitor::service_monitor(&w));
-                emit(disruption_budget::disruption_budget(&w));
-                emit(network_policy::network_policy(&w));
-                emit(autoscaler::autoscaler(&w));
-                emit(scaled_object::scaled_object(&w));
-            }
-            WorkloadClass::Pool | WorkloadClass::Worker => {
-                emit(config_map::workload_config_map(&w));
-                emit(deployment::deployment(&w));
-                emit(service::service(&w));
-                emit(service_monitor::service_monitor(&w));
-                emit(disruption_budget::disruption_budget(&w));
-                emit(network_policy::network_policy(&w));
-                emit(autoscaler::autoscaler(&w));
-            }
-            WorkloadClass::Jobs => {
-                emit(config_map::workload_config_map(&w));
-                emit(deployment::deployment(&w));
-                emit(network_policy::network_policy(&w));
-            }
-            WorkloadClass::Migrate => {
-                emit(config_map::hook_config_map(&w));
-                emit(network_policy::network_policy(&w));
-                emit(job::migrate_job(&w));
-            }
+}
+
+/// One workload's documents, by its class.
+fn each_workload_object(w: &Workload<'_>, emit: &mut dyn FnMut(Document)) {
+    match w.class {
+        WorkloadClass::Api => {
+            emit(config_map::workload_config_map(w));
+            emit(deployment::deployment(w));
+            emit(service::service(w));
+            emit(ingress::ingress(w));
+            emit(service_monitor::service_monitor(w));
+            emit(disruption_budget::disruption_budget(w));
+            emit(network_policy::network_policy(w));
+            emit(autoscaler::autoscaler(w));
+            emit(scaled_object::scaled_object(w));
+        }
+        WorkloadClass::Pool | WorkloadClass::Worker => {
+            emit(config_map::workload_config_map(w));
+            emit(deployment::deployment(w));
+            emit(service::service(w));
+            emit(service_monitor::service_monitor(w));
+            emit(disruption_budget::disruption_budget(w));
+            emit(network_policy::network_policy(w));
+            emit(autoscaler::autoscaler(w));
+        }
+        WorkloadClass::Jobs => {
+            emit(config_map::workload_config_map(w));
+            emit(deployment::deployment(w));
+            emit(network_policy::network_policy(w));
+        }
+        WorkloadClass::Migrate => {
+            emit(config_map::hook_config_map(w));
+            emit(network_policy::network_policy(w));
+            emit(job::migrate_job(w));
         }
     }
 }
