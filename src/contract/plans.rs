@@ -81,11 +81,22 @@ pub(crate) struct SchemaTree {
 impl SchemaTree {
     /// Adds a fragment the value at `path` must also match.
     pub(crate) fn add(&mut self, path: &[&str], fragment: Value) {
+        self.node(path).here.push(fragment);
+    }
+
+    /// The node at `path`, made if missing: fragments added to it are at `path`
+    /// followed by theirs (a workload's rules are added to its node, found once).
+    pub(crate) fn node(&mut self, path: &[&str]) -> &mut SchemaTree {
         let mut node = self;
         for segment in path {
-            node = node.children.entry((*segment).to_string()).or_default();
+            // A key is copied only the first time: most fragments share their parents.
+            if !node.children.contains_key(*segment) {
+                node.children
+                    .insert((*segment).to_string(), SchemaTree::default());
+            }
+            node = node.children.get_mut(*segment).expect("inserted above");
         }
-        node.here.push(fragment);
+        node
     }
 
     /// The fragments as one schema: `properties` for the children, `allOf` when a node

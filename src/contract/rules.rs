@@ -623,12 +623,19 @@ fn partition_rules(spec: &Spec) -> Vec<RootRule> {
 /// `const` for every structure value of the defaults.
 fn structure_schema(spec: &Spec, defaults: &Value) -> Value {
     let mut tree = crate::contract::plans::SchemaTree::default();
-    let fixed = |tree: &mut crate::contract::plans::SchemaTree, path: &[&str]| {
-        let value = path.iter().try_fold(defaults, |v, k| v.get(*k)).cloned();
-        match value {
-            Some(v) => tree.add(path, object([("const", v)])),
+    // The value at `path` of `from` is fixed.
+    fn fixed_in(
+        tree: &mut crate::contract::plans::SchemaTree,
+        from: Option<&Value>,
+        path: &[&str],
+    ) {
+        match from.and_then(|from| path.iter().try_fold(from, |v, k| v.get(*k))) {
+            Some(v) => tree.add(path, object([("const", v.clone())])),
             None => tree.add(path, json!({"not": {}})),
         }
+    }
+    let fixed = |tree: &mut crate::contract::plans::SchemaTree, path: &[&str]| {
+        fixed_in(tree, Some(defaults), path)
     };
     fixed(&mut tree, &["scheduling"]);
     fixed(&mut tree, &["managedEnv"]);
@@ -649,7 +656,14 @@ fn structure_schema(spec: &Spec, defaults: &Value) -> Value {
         .as_ref()
         .map(|s| s.sizes_from.as_str());
     for (name, workload) in spec.workloads.all() {
-        fixed(&mut tree, &["workloads", name, "processEnv"]);
+        // A workload's entries are added below its node, with its defaults, each found
+        // once: a search among hundreds of workloads per entry was most of the rule.
+        let of_workload = defaults.get("workloads").and_then(|w| w.get(name));
+        let tree = tree.node(&["workloads", name]);
+        let fixed = |tree: &mut crate::contract::plans::SchemaTree, path: &[&str]| {
+            fixed_in(tree, of_workload, &path[2..])
+        };
+        fixed(tree, &["workloads", name, "processEnv"]);
         let declared = workload.allocation_values();
         for dependency in ["postgres", "redis"] {
             let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
@@ -674,16 +688,16 @@ fn structure_schema(spec: &Spec, defaults: &Value) -> Value {
                 for key in keys {
                     let mut p = path.to_vec();
                     p.push(key);
-                    fixed(&mut tree, &p);
+                    fixed(tree, &p);
                 }
                 if d.get("sizeWithout").is_some() {
                     let mut p = path.to_vec();
                     p.extend(["sizeWithout", "workload"]);
-                    fixed(&mut tree, &p);
+                    fixed(tree, &p);
                 } else {
                     let mut p = path.to_vec();
                     p.push("sizeWithout");
-                    fixed(&mut tree, &p);
+                    fixed(tree, &p);
                 }
             }
         }
