@@ -277,20 +277,24 @@ fn to_json<T: serde::Serialize>(v: &T) -> Value {
 }
 
 /// Converts every number to a float, as Helm's YAML reading does.
-pub fn numbers_as_floats(v: Value) -> Value {
+pub fn numbers_as_floats(mut v: Value) -> Value {
+    set_numbers_as_floats(&mut v);
+    v
+}
+
+/// [`numbers_as_floats`] in place: only the numbers change, no map is rebuilt.
+fn set_numbers_as_floats(v: &mut Value) {
     match v {
-        Value::Number(n) => n
-            .as_f64()
-            .and_then(Number::from_f64)
-            .map(Value::Number)
-            .unwrap_or(Value::Null),
-        Value::Array(items) => Value::Array(items.into_iter().map(numbers_as_floats).collect()),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (k, numbers_as_floats(v)))
-                .collect(),
-        ),
-        other => other,
+        Value::Number(n) => {
+            *v = n
+                .as_f64()
+                .and_then(Number::from_f64)
+                .map(Value::Number)
+                .unwrap_or(Value::Null);
+        }
+        Value::Array(items) => items.iter_mut().for_each(set_numbers_as_floats),
+        Value::Object(map) => map.values_mut().for_each(set_numbers_as_floats),
+        _ => {}
     }
 }
 
