@@ -22,7 +22,7 @@ pub(super) fn lookup_like_go_from<'v>(
     let mut current = start;
     for (i, segment) in path.0.iter().enumerate().skip(skip) {
         match current {
-            Value::Object(map) => match map.get(segment) {
+            Value::Object(map) => match map.get(segment.as_str()) {
                 Some(next) => current = next,
                 // A missing last key is nil; a missing key in the middle makes the next
                 // field access fail, as in Go.

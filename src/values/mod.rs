@@ -209,7 +209,10 @@ pub fn project_values(
     /// A node of the paths: `None` keeps the whole value, `Some` only those keys.
     #[derive(Default)]
     struct Keep<'p>(Option<std::collections::BTreeMap<&'p str, Keep<'p>>>);
-    fn add<'p>(level: &mut std::collections::BTreeMap<&'p str, Keep<'p>>, path: &'p [String]) {
+    fn add<'p>(
+        level: &mut std::collections::BTreeMap<&'p str, Keep<'p>>,
+        path: &'p [crate::expr::SmolStr],
+    ) {
         let Some((first, rest)) = path.split_first() else {
             return;
         };
