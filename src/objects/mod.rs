@@ -76,7 +76,7 @@ pub fn each_object_of(spec: &Spec, emit: &mut dyn FnMut(Document, Option<&str>))
     let shared_stores: Vec<String> = spec.shared_stores().iter().map(|s| s.to_string()).collect();
     let pool_workloads: Vec<String> = spec.workloads.pool.keys().cloned().collect();
     for (name, workload) in spec.workloads.all() {
-        let declared = workload.to_values();
+        let declared = workload.allocation_values();
         let w = Workload {
             name,
             class: workload.class(),
@@ -166,8 +166,8 @@ fn each_workload_object(w: &Workload<'_>, emit: &mut dyn FnMut(Document)) {
 pub struct Workload<'a> {
     pub name: &'a str,
     pub class: WorkloadClass,
-    /// The spec's declaration of the workload (its default values): which connection
-    /// allocations exist and what they depend on.
+    /// The spec's declaration of the workload's connection allocations (the `postgres`
+    /// and `redis` of its default values): which exist and what they depend on.
     pub declared: Value,
     /// The spec's shared stores.
     pub shared_stores: &'a [String],
