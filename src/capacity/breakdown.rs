@@ -77,8 +77,8 @@ fn part(name: &str, value: u64) -> Part {
 }
 
 /// Every budget of `report`, which must be `capacity.report()`: PostgreSQL, each Redis
-/// server in report order, then the Redis total. The parts are the same expressions
-/// the report sums, evaluated one by one.
+/// server in report order, then the Redis total. The parts are the terms the report
+/// sums (a test holds each equal to its expression evaluated).
 pub fn budget_uses(
     capacity: &Capacity<'_>,
     report: &CapacityReport,
@@ -103,17 +103,19 @@ pub fn budget_uses(
         }
     }
     out.push(postgres);
-    for (server, total) in &report.redis_servers {
+    for (i, (server, total)) in report.redis_servers.iter().enumerate() {
         let mut redis = BudgetUse::new(
             format!("redis.{server}"),
             format!("Redis `{server}`"),
             "clients",
             total,
         );
-        for w in &exprs.workloads {
-            let value = capacity.number(&w.redis_connections(Some(server)))?;
-            redis.workloads.push(part(&w.name, value));
-        }
+        // Each workload's term of the server's total, as the report summed it.
+        redis.workloads = report
+            .workloads
+            .iter()
+            .map(|r| part(&r.name, r.redis_by_server.get(i).copied().unwrap_or(0)))
+            .collect();
         if total.reservations > 0 {
             redis.reservations = vec![part("reserved", total.reservations)];
         }
@@ -201,6 +203,53 @@ mod tests {
         let critical: u64 = uses[2].workloads.iter().map(|p| p.value).sum();
         let total: u64 = uses[3].workloads.iter().map(|p| p.value).sum();
         assert!(critical > 0 && critical < total, "{critical} of {total}");
+    }
+
+    /// Each Redis server's part of a workload is its expression evaluated, for every
+    /// example and preset, and with values that saturate.
+    #[test]
+    fn a_servers_parts_are_their_expressions() {
+        let examples = [
+            (
+                "agent-platform",
+                include_str!("../../examples/agent-platform/shipshape.yaml"),
+            ),
+            (
+                "llm-gateway",
+                include_str!("../../examples/llm-gateway/shipshape.yaml"),
+            ),
+            (
+                "web-shop",
+                include_str!("../../examples/web-shop/shipshape.yaml"),
+            ),
+        ];
+        for (name, text) in examples {
+            let spec = load_spec(text, name).unwrap();
+            let mut presets: Vec<Option<String>> = vec![None];
+            presets.extend(crate::capacity::fit::presets(&spec).into_keys().map(Some));
+            for preset in presets {
+                let mut values = preset_values(&spec, preset.as_deref()).unwrap();
+                for huge in [false, true] {
+                    if huge {
+                        for (w, _) in spec.workloads.all() {
+                            values["workloads"][w]["processesPerPod"] = serde_json::json!(9.0e18);
+                        }
+                    }
+                    let capacity = Capacity::of(&spec, &values);
+                    let report = capacity.report().unwrap();
+                    let uses = budget_uses(&capacity, &report).unwrap();
+                    for (server, _) in &report.redis_servers {
+                        let key = format!("redis.{server}");
+                        let used = uses.iter().find(|u| u.key == key).unwrap();
+                        for (w, part) in capacity.exprs.workloads.iter().zip(&used.workloads) {
+                            let expected =
+                                capacity.number(&w.redis_connections(Some(server))).unwrap();
+                            assert_eq!(part.value, expected, "{name} {preset:?} {key} {}", w.name);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -43,6 +43,10 @@ pub struct WorkloadRow {
     /// Whether an autoscaler owns the pods (`maxReplicas` is then the knob).
     #[serde(skip)]
     pub autoscaled: bool,
+    /// Redis clients at peak on each server, in the order of
+    /// [`CapacityReport::redis_servers`]: the terms of each server's total.
+    #[serde(skip)]
+    pub redis_by_server: Vec<u64>,
 }
 
 /// A peak compared with its budget.
@@ -170,12 +174,14 @@ impl<'a> Capacity<'a> {
         let (mut postgres_terms, mut redis_terms) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let mut server_terms = vec![Vec::with_capacity(n); e.redis_servers.len()];
         for w in &e.workloads {
-            let terms = self.row(w)?;
+            let mut terms = self.row(w)?;
             postgres_terms.push(terms.postgres);
             redis_terms.push(terms.redis);
             for (server, sum) in e.redis_servers.iter().zip(&mut server_terms) {
                 let per_process = terms.figures.redis_on(&server.name);
-                sum.push(terms.figures.peak_processes.saturating_mul(per_process));
+                let clients = terms.figures.peak_processes.saturating_mul(per_process);
+                terms.row.redis_by_server.push(clamp(clients));
+                sum.push(clients);
             }
             workloads.push(terms.row);
         }
@@ -255,6 +261,7 @@ impl<'a> Capacity<'a> {
             redis_per_process: clamp(figures.redis_per_process),
             redis: clamp(redis),
             autoscaled: w.autoscaled.evaluate_saturating_truth(&ctx)?,
+            redis_by_server: Vec::with_capacity(self.exprs.redis_servers.len()),
         };
         Ok(RowTerms {
             row,
