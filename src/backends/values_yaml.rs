@@ -258,26 +258,44 @@ pub fn values_yaml(values: &Value, schema: &Value, notes: &EntryNotes, header: &
     for line in header.lines() {
         out.push_str(&format!("# {line}\n").replace("# \n", "#\n"));
     }
+    // Every workload of a class repeats its fields' descriptions: each is wrapped once
+    // per indentation.
+    let mut comments: std::collections::HashMap<(&str, usize), String> =
+        std::collections::HashMap::new();
     for (i, row) in rows.iter().enumerate() {
         let indent = row.depth * 2;
         if row.depth == 0 && i > 0 {
             out.push('\n');
         }
-        wrap_comment(&row.description, indent, &mut out);
-        let key = yaml_key(row.key);
-        let pad = " ".repeat(indent);
+        let comment = comments
+            .entry((row.description.as_str(), indent))
+            .or_insert_with(|| {
+                let mut text = String::new();
+                wrap_comment(&row.description, indent, &mut text);
+                text
+            });
+        out.push_str(comment);
+        out.extend(std::iter::repeat_n(' ', indent));
+        out.push_str(&yaml_key(row.key));
         let expanded = rows.get(i + 1).is_some_and(|next| next.depth > row.depth);
         match row.value {
-            _ if expanded => out.push_str(&format!("{pad}{key}:\n")),
-            Value::Object(m) if m.is_empty() => out.push_str(&format!("{pad}{key}: {{}}\n")),
-            Value::Array(a) if a.is_empty() => out.push_str(&format!("{pad}{key}: []\n")),
+            _ if expanded => out.push_str(":\n"),
+            Value::Object(m) if m.is_empty() => out.push_str(": {}\n"),
+            Value::Array(a) if a.is_empty() => out.push_str(": []\n"),
             Value::Array(a) => {
-                out.push_str(&format!("{pad}{key}:\n"));
+                out.push_str(":\n");
                 for item in a {
-                    out.push_str(&format!("{pad}  - {}\n", plain_json(item)));
+                    out.extend(std::iter::repeat_n(' ', indent));
+                    out.push_str("  - ");
+                    out.push_str(&plain_json(item));
+                    out.push('\n');
                 }
             }
-            v => out.push_str(&format!("{pad}{key}: {}\n", plain_json(v))),
+            v => {
+                out.push_str(": ");
+                out.push_str(&plain_json(v));
+                out.push('\n');
+            }
         }
     }
     out
