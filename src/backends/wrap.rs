@@ -12,12 +12,12 @@ const TARGET: usize = 100;
 /// One term of an action: a word (identifier, reference, literal, `|`) or a
 /// parenthesised call.
 #[derive(Debug, Clone, PartialEq)]
-enum Term {
-    Word(String),
-    Call(Vec<Term>),
+enum Term<'a> {
+    Word(&'a str),
+    Call(Vec<Term<'a>>),
 }
 
-impl Term {
+impl Term<'_> {
     /// Appends the term on one line: words separated by one space.
     fn write_flat(&self, out: &mut String) {
         match self {
@@ -47,50 +47,47 @@ impl Term {
 }
 
 /// Splits an action's pipeline into terms; `None` if it does not tokenize (then the
-/// line is left as it is).
-fn parse_terms(text: &str) -> Option<Vec<Term>> {
-    let mut stack: Vec<Vec<Term>> = vec![Vec::new()];
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+/// line is left as it is). Words are slices of `text`.
+fn parse_terms(text: &str) -> Option<Vec<Term<'_>>> {
+    let mut stack: Vec<Vec<Term<'_>>> = vec![Vec::new()];
+    let mut chars = text.char_indices().peekable();
+    while let Some(&(start, c)) = chars.peek() {
         match c {
-            c if c.is_whitespace() => i += 1,
+            c if c.is_whitespace() => {
+                chars.next();
+            }
             '(' => {
                 stack.push(Vec::new());
-                i += 1;
+                chars.next();
             }
             ')' => {
                 let call = stack.pop()?;
                 stack.last_mut()?.push(Term::Call(call));
-                i += 1;
+                chars.next();
             }
             '"' | '`' | '\'' => {
-                let start = i;
-                i += 1;
-                while i < chars.len() && chars[i] != c {
-                    if chars[i] == '\\' && c != '`' {
-                        i += 1;
+                chars.next();
+                let mut end = None;
+                while let Some((i, d)) = chars.next() {
+                    if d == '\\' && c != '`' {
+                        chars.next();
+                    } else if d == c {
+                        end = Some(i + d.len_utf8());
+                        break;
                     }
-                    i += 1;
                 }
-                if i >= chars.len() {
-                    return None;
-                }
-                i += 1;
-                let word: String = chars[start..i].iter().collect();
-                stack.last_mut()?.push(Term::Word(word));
+                stack.last_mut()?.push(Term::Word(&text[start..end?]));
             }
             _ => {
-                let start = i;
-                while i < chars.len()
-                    && !chars[i].is_whitespace()
-                    && !matches!(chars[i], '(' | ')' | '"' | '`' | '\'')
-                {
-                    i += 1;
+                let mut end = text.len();
+                while let Some(&(i, d)) = chars.peek() {
+                    if d.is_whitespace() || matches!(d, '(' | ')' | '"' | '`' | '\'') {
+                        end = i;
+                        break;
+                    }
+                    chars.next();
                 }
-                let word: String = chars[start..i].iter().collect();
-                stack.last_mut()?.push(Term::Word(word));
+                stack.last_mut()?.push(Term::Word(&text[start..end]));
             }
         }
     }
@@ -162,7 +159,8 @@ pub fn wrap_long_lines(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let body = line.strip_suffix('\n').unwrap_or(line);
-        if body.chars().count() <= MAX_LINE {
+        // A line of at most MAX_LINE bytes has at most MAX_LINE characters.
+        if body.len() <= MAX_LINE || body.chars().count() <= MAX_LINE {
             out.push_str(line);
             continue;
         }
