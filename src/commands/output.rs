@@ -302,10 +302,16 @@ impl OutputSlot {
         fs::create_dir(&staging).map_err(write_error(&staging))?;
         let previous = final_path.is_dir().then_some(&final_path);
         let written = (|| -> Result<(), CommandError> {
+            // Each folder is made once, not once per file in it (a `mkdir` and a
+            // `stat` each, for thousands of files).
+            let mut made: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
             for (rel, text) in files {
                 let path = staging.join(rel);
                 if let Some(dir) = path.parent() {
-                    fs::create_dir_all(dir).map_err(write_error(dir))?;
+                    if !made.contains(dir) {
+                        fs::create_dir_all(dir).map_err(write_error(dir))?;
+                        made.insert(dir.to_path_buf());
+                    }
                 }
                 if previous.is_some_and(|old| link_if_unchanged(&old.join(rel), &path, text)) {
                     continue;
@@ -351,9 +357,22 @@ fn link_if_unchanged(old: &Path, new: &Path, text: &str) -> bool {
     let same = fs::symlink_metadata(old).is_ok_and(|m| {
         m.file_type().is_file()
             && m.len() == text.len() as u64
-            && fs::read(old).is_ok_and(|bytes| bytes == text.as_bytes())
+            && holds_exactly(old, text.as_bytes())
     });
     same && fs::hard_link(old, new).is_ok()
+}
+
+/// Whether the file at `path` holds exactly `expected`: read at its known length, then
+/// checked to end there (`fs::read` would ask the file system for its size again).
+fn holds_exactly(path: &Path, expected: &[u8]) -> bool {
+    use std::io::Read;
+    let Ok(mut file) = fs::File::open(path) else {
+        return false;
+    };
+    let mut bytes = vec![0; expected.len()];
+    file.read_exact(&mut bytes).is_ok()
+        && bytes == expected
+        && file.read(&mut [0u8; 1]).is_ok_and(|n| n == 0)
 }
 
 /// Deletes `.NAME.shipshape-new-*` and `-old-*` folders of runs that ended without
