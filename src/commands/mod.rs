@@ -281,16 +281,32 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     check_release_name(&options.release.name)?;
     let spec = read_spec(spec_path)?;
     let merged = merge_values_for(&spec, options)?;
-    // Three independent tasks on the machine's cores: check the values against the
-    // schema, run the guards, render the manifests; all read the same spec and values.
+    // Independent tasks on the machine's cores: check the values against the schema
+    // (its root rules and the rest apart), run the guards, render the manifests; all
+    // read the same spec and values.
     // What the check decides comes first, as when they ran one after the other:
     // refused values print nothing but the violations, and the guards' findings and
     // the manifests computed meanwhile are dropped. Then the guards: the manifests
     // print only when no finding is an error.
-    let (mut checked, mut findings, mut manifests) = (None, None, None);
-    let (check_slot, guard_slot, render_slot) = (&mut checked, &mut findings, &mut manifests);
+    let (mut rules, mut frame, mut findings, mut manifests) = (None, None, None, None);
+    let (rules_slot, frame_slot) = (&mut rules, &mut frame);
+    let (guard_slot, render_slot) = (&mut findings, &mut manifests);
     let (spec_ref, merged_ref) = (&spec, &merged);
+    let plan = merged.plan();
+    // The check's two halves, the frame and the root rules, are tasks of their own:
+    // for a small spec the check is most of the work.
     crate::parallel::run_in_parallel(vec![
+        Box::new(move || {
+            *rules_slot = Some(plan.and_then(|p| {
+                crate::contract::root_rules_verdict(
+                    spec_ref,
+                    &merged_ref.presets,
+                    p,
+                    &merged_ref.defaults,
+                    &merged_ref.values,
+                )
+            }))
+        }),
         Box::new(move || {
             *render_slot = Some(render_manifests_of(
                 spec_ref,
@@ -298,12 +314,18 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
                 &options.release,
             ))
         }),
-        Box::new(move || *check_slot = Some(merged_ref.check(spec_ref))),
+        Box::new(move || {
+            *frame_slot = Some(crate::contract::frame_verdict(spec_ref, &merged_ref.values))
+        }),
         Box::new(move || {
             *guard_slot = Some(crate::guards::check_guards(spec_ref, &merged_ref.values))
         }),
     ]);
-    checked.expect("the check ran")?;
+    let verdict = crate::contract::both_verdicts(
+        frame.expect("the frame was checked"),
+        rules.expect("the rules were checked"),
+    );
+    merged.check_after(&spec, verdict)?;
     let findings = findings.expect("the guards ran");
     for finding in &findings {
         eprintln!("{finding}");
@@ -457,18 +479,36 @@ impl MergedValues {
     /// Checks the values against `values.schema.json`, as Helm does before it renders
     /// (exit 2 with each violation placed in its source).
     fn check(&self, spec: &Spec) -> Result<(), CommandError> {
+        let verdict = self.plan().and_then(|p| {
+            crate::contract::plan_schema_verdict(
+                spec,
+                &self.presets,
+                p,
+                &self.defaults,
+                &self.values,
+            )
+        });
+        self.check_after(spec, verdict)
+    }
+
+    /// The plan the values name (`capacityPlan`).
+    fn plan(&self) -> Option<&str> {
+        self.values
+            .get(crate::values::presets::PLAN_KEY)
+            .and_then(serde_json::Value::as_str)
+    }
+
+    /// [`MergedValues::check`] once the walk of the plan's schema has given `verdict`
+    /// ([`crate::contract::plan_schema_verdict`], or its two halves computed apart).
+    fn check_after(&self, spec: &Spec, verdict: Option<bool>) -> Result<(), CommandError> {
         let (values, describe) = (&self.values, self.describe.as_str());
         let whole_schema = || check_values_schema(values, &values_schema(spec), describe);
         // The schema of the plan the values name decides them as the whole schema does;
         // values it refuses are checked again with the whole schema, for its words.
-        let plan = values
-            .get(crate::values::presets::PLAN_KEY)
-            .and_then(serde_json::Value::as_str);
+        let plan = self.plan();
         // Accepted values, the usual case, are checked one rule at a time without
         // holding the plan's schema; only refused ones build it, to word the violations.
-        if let Some(true) = plan.and_then(|p| {
-            crate::contract::plan_schema_verdict(spec, &self.presets, p, &self.defaults, values)
-        }) {
+        if verdict == Some(true) {
             return Ok(());
         }
         let checked = match plan

@@ -150,15 +150,13 @@ fn plan_and_pod_bounds(
 
 /// Whether `values`, whose `capacityPlan` is `plan`, pass the schema of
 /// [`Contract::for_plan`] (which decides them as the whole `values.schema.json` does),
-/// without holding that schema: the schema without its root rules is built first, then
-/// each root rule is built, walked ([`schema_verdict_in`]) and dropped. A schema is
-/// its rules' conjunction (draft-07 `allOf`), so this is `Some(true)` exactly when the
-/// walk of the assembled schema would be. `None` when the spec has no such plan or the
-/// walk cannot decide; `Some(false)` when a rule refuses the values (the caller then
-/// builds the schema to word why). At 400 workloads the rules are most of `render`'s
-/// memory.
-///
-/// [`schema_verdict_in`]: crate::values::schema_verdict::schema_verdict_in
+/// without holding that schema: [`frame_verdict`] of the schema without its root rules,
+/// then [`root_rules_verdict`], which builds, walks and drops each root rule in turn. A
+/// schema is its rules' conjunction (draft-07 `allOf`), so this is `Some(true)` exactly
+/// when the walk of the assembled schema would be. `None` when the spec has no such
+/// plan or the walk cannot decide; `Some(false)` when a rule refuses the values (the
+/// caller then builds the schema to word why). At 400 workloads the rules are most of
+/// `render`'s memory.
 pub fn plan_schema_verdict(
     spec: &Spec,
     presets: &BTreeMap<String, Preset>,
@@ -166,13 +164,49 @@ pub fn plan_schema_verdict(
     defaults: &Value,
     values: &Value,
 ) -> Option<bool> {
-    use crate::values::schema_verdict::{schema_verdict, schema_verdict_in};
+    if !schema::plan_names_of(presets).iter().any(|n| n == plan) {
+        return None;
+    }
+    both_verdicts(
+        frame_verdict(spec, values),
+        root_rules_verdict(spec, presets, plan, defaults, values),
+    )
+}
+
+/// [`plan_schema_verdict`] of its two halves, each computed on its own (`render` runs
+/// them on two cores): the frame's verdict unless it is `Some(true)`, then the rules'.
+pub fn both_verdicts(frame: Option<bool>, rules: Option<bool>) -> Option<bool> {
+    match frame {
+        Some(true) => rules,
+        other => other,
+    }
+}
+
+/// Whether `values` pass [`schema::frame_schema`]: `values.schema.json` without its
+/// root rules (`None` when the walk cannot decide).
+pub fn frame_verdict(spec: &Spec, values: &Value) -> Option<bool> {
+    crate::values::schema_verdict::schema_verdict(&schema::frame_schema(spec), values)
+}
+
+/// Whether `values`, whose `capacityPlan` is `plan`, pass every root rule of
+/// [`Contract::for_plan`], each walked as an entry of the whole schema's `allOf` with
+/// the definitions only the rules refer to, and dropped: the first rule that refuses the
+/// values (or cannot be decided) decides. `None` when the spec has no such plan.
+pub fn root_rules_verdict(
+    spec: &Spec,
+    presets: &BTreeMap<String, Preset>,
+    plan: &str,
+    defaults: &Value,
+    values: &Value,
+) -> Option<bool> {
+    use crate::values::schema_verdict::schema_verdict_in;
     let (mut own, pods) = plan_and_pod_bounds(spec, presets, plan, defaults)?;
-    let frame = schema::values_schema_with(spec, Vec::new(), pods, defaults);
-    let mut verdict = schema_verdict(&frame, values);
+    let definitions = schema::root_rule_definitions(spec, pods, defaults);
+    let root = object([("definitions", Value::Object(definitions))]);
+    let mut verdict = Some(true);
     rules::each_root_rule(spec, &mut own, pods, defaults, &mut |rule| {
         if verdict == Some(true) {
-            verdict = schema_verdict_in(&frame, &rule.schema, values);
+            verdict = schema_verdict_in(&root, &rule.schema, values);
         }
     });
     verdict

@@ -52,6 +52,41 @@ pub fn values_schema_with(
     pods: PodBounds,
     defaults: &Value,
 ) -> Value {
+    let mut root = frame_schema(spec);
+    if let Some(Value::Object(definitions)) = root.get_mut("definitions") {
+        definitions.extend(root_rule_definitions(spec, pods, defaults));
+    }
+    if let Value::Object(m) = &mut root {
+        if !rules.is_empty() {
+            m.insert("allOf".into(), Value::Array(rules));
+        }
+    }
+    root
+}
+
+/// The definitions only the root rules refer to ([`crate::contract::rules::rule_definitions`]
+/// and [`crate::contract::definitions::shared_definitions`]), as `values.schema.json`
+/// holds them.
+pub fn root_rule_definitions(spec: &Spec, pods: PodBounds, defaults: &Value) -> Map<String, Value> {
+    let mut definitions = crate::contract::rules::rule_definitions(spec);
+    definitions.extend(crate::contract::definitions::shared_definitions(
+        spec, pods, defaults,
+    ));
+    // Each node is tidied on its own, so the definitions are as in the whole schema.
+    let mut definitions = Value::Object(definitions);
+    tidy(&mut definitions);
+    require_non_nullable(&mut definitions);
+    match definitions {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// `values.schema.json` without its root rules and the definitions only they refer to:
+/// the model's types, each workload's class, the maps closed to the spec's names. Its
+/// `$ref`s are to its own definitions, so it is checked on its own (beside the rules,
+/// on another core, by `render`).
+pub fn frame_schema(spec: &Spec) -> Value {
     let mut gen = generator();
     let mut workloads = Map::new();
     // Each class's schema is generated once and copied for each of its workloads.
@@ -191,11 +226,7 @@ pub fn values_schema_with(
             p.remove("startupSettings");
         }
     }
-    let mut definitions = gen.take_definitions(true);
-    definitions.extend(crate::contract::rules::rule_definitions(spec));
-    definitions.extend(crate::contract::definitions::shared_definitions(
-        spec, pods, defaults,
-    ));
+    let definitions = gen.take_definitions(true);
     let mut root = json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": format!("Values of the {} chart", spec.chart.name),
@@ -207,11 +238,6 @@ pub fn values_schema_with(
     root["definitions"] = Value::Object(definitions.into_iter().collect());
     tidy(&mut root);
     require_non_nullable(&mut root);
-    if let Value::Object(m) = &mut root {
-        if !rules.is_empty() {
-            m.insert("allOf".into(), Value::Array(rules));
-        }
-    }
     root
 }
 
