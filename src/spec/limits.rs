@@ -47,11 +47,39 @@ pub struct ExpansionTooLarge {
 /// expanded size is recorded when it closes, and an alias adds it. A syntax error
 /// ends the check quietly (the deserializer reports it, with its position).
 pub fn check_expanded_size(text: &str, limit: u64) -> Result<(), ExpansionTooLarge> {
-    // Only an alias can take a file past the limit, and every alias starts with `*`:
-    // a text without one needs no pass of the parser (it was a third of reading a spec).
-    if !text.as_bytes().contains(&b'*') {
+    // A text that cannot expand past the limit needs no pass of the parser (it was a
+    // third of reading a spec): one without `*` has no alias, and one whose aliases are
+    // few has a bound below the limit.
+    if !text.as_bytes().contains(&b'*') || expansion_bound(text) <= limit {
         return Ok(());
     }
+    check_expanded_size_by_parsing(text, limit)
+}
+
+/// An upper bound of the bytes of keys and scalars `text` holds with its aliases
+/// expanded, from two counts of bytes: `n`, the `*`s (at least the aliases, each
+/// written `*name`), and `k`, the `&`s (at least the anchors, each `&name`). The text's
+/// own keys and scalars hold at most `b = 2 * len` bytes (an escape such as `\L` is two
+/// bytes that stand for three). An anchored node holds at most `b` bytes of its own and
+/// at most `n` aliases, each of a node closed before it; so the `j`-th anchored node to
+/// close holds at most `b * (1 + n)^(j - 1)`, and the whole text at most
+/// `b * (1 + n)^k`. Without an anchor that is `b`, and without an alias, too (and
+/// nothing is checked then: the pass refuses only a text with an alias).
+pub fn expansion_bound(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    let aliases = bytes.iter().filter(|&&b| b == b'*').count() as u64;
+    if aliases == 0 {
+        return (bytes.len() as u64).saturating_mul(2);
+    }
+    let anchors = bytes.iter().filter(|&&b| b == b'&').count();
+    let growth = (1 + aliases).saturating_pow(u32::try_from(anchors).unwrap_or(u32::MAX));
+    (bytes.len() as u64)
+        .saturating_mul(2)
+        .saturating_mul(growth)
+}
+
+/// [`check_expanded_size`] by the pass of the parser, whatever [`expansion_bound`] says.
+fn check_expanded_size_by_parsing(text: &str, limit: u64) -> Result<(), ExpansionTooLarge> {
     let mut sizes: std::collections::HashMap<usize, u64> = std::collections::HashMap::new();
     // Open collections: (anchor id or 0, expanded bytes so far).
     let mut open: Vec<(usize, u64)> = Vec::new();
@@ -155,6 +183,78 @@ mod tests {
         let text = "a: '*'\nb: &x [xxxx]\nc: *x\n";
         assert!(check_expanded_size(text, 12).is_ok());
         assert!(check_expanded_size(text, 11).is_err());
+    }
+
+    /// The bound is `2 * len * (1 + stars)^ampersands`, saturating.
+    #[test]
+    fn the_bound_counts_stars_and_ampersands() {
+        assert_eq!(expansion_bound(""), 0);
+        assert_eq!(expansion_bound("a: b\n"), 10);
+        assert_eq!(expansion_bound("a: &x b\n"), 16);
+        let cases: [(&str, u64); 3] = [
+            ("a: &x b\nc: *x\n", 2),
+            ("a: &x b\nc: *x\nd: *x\n", 3),
+            ("a: &x b\nc: &y [*x, *x]\n", 3 * 3),
+        ];
+        for (text, growth) in cases {
+            assert_eq!(
+                expansion_bound(text),
+                2 * text.len() as u64 * growth,
+                "{text}"
+            );
+        }
+        let bomb = format!("{}{}", "&".repeat(64), "*".repeat(64));
+        assert_eq!(expansion_bound(&bomb), u64::MAX);
+    }
+
+    /// Below the bound, the check refuses nothing the pass would; at it, nothing.
+    #[test]
+    fn a_text_within_its_bound_is_not_parsed() {
+        let text = "a: &x [xxxx]\nb: *x\n";
+        // The pass counts 2 keys and `xxxx` twice: 10 bytes.
+        assert!(check_expanded_size_by_parsing(text, 9).is_err());
+        let bound = expansion_bound(text);
+        assert!(check_expanded_size(text, bound).is_ok());
+        assert!(check_expanded_size(text, bound - 1).is_ok());
+        assert!(check_expanded_size(text, 9).is_err());
+    }
+
+    /// A text of anchors nested in anchors, each aliased from those that close after
+    /// it, in every shape up to four levels: what the pass counts never exceeds the
+    /// bound, so skipping the pass below it refuses nothing the pass would.
+    #[test]
+    fn the_pass_never_counts_past_the_bound() {
+        fn shapes(depth: usize, next: &mut usize, out: &mut String, defined: &mut Vec<usize>) {
+            let id = *next;
+            *next += 1;
+            out.push_str(&format!("&a{id} ["));
+            out.push_str("\"\\L\\L\", xy");
+            for d in defined.iter() {
+                out.push_str(&format!(", *a{d}"));
+            }
+            if depth > 0 {
+                for _ in 0..2 {
+                    out.push_str(", ");
+                    shapes(depth - 1, next, out, defined);
+                }
+            }
+            out.push(']');
+            defined.push(id);
+        }
+        for depth in 0..4 {
+            let (mut next, mut defined) = (0, Vec::new());
+            let mut text = String::new();
+            for key in 0..3 {
+                text.push_str(&format!("k{key}: "));
+                shapes(depth, &mut next, &mut text, &mut defined);
+                text.push('\n');
+            }
+            let bound = expansion_bound(&text);
+            assert!(
+                check_expanded_size_by_parsing(&text, bound).is_ok(),
+                "depth {depth}: {text}"
+            );
+        }
     }
 
     #[test]
