@@ -7,8 +7,9 @@
 //! deep as the values and objects nest), and hands a panic to the caller. When no
 //! thread can be started, the work runs on the calling thread, in order.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 /// The stack of every helper thread.
 const HELPER_STACK: usize = 8 * 1024 * 1024;
@@ -101,6 +102,109 @@ pub fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync
         .collect()
 }
 
+/// Tasks handed to a helper thread as they become possible ([`with_early_helper`]).
+pub struct Tasks<'a> {
+    state: Mutex<(VecDeque<Task<'a>>, bool)>,
+    ready: Condvar,
+}
+
+impl<'a> Tasks<'a> {
+    fn new() -> Self {
+        Tasks {
+            state: Mutex::new((VecDeque::new(), false)),
+            ready: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (VecDeque<Task<'a>>, bool)> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `task`: the helper runs it when it is free, or [`Tasks::work`] here.
+    pub fn push(&self, task: Task<'a>) {
+        self.lock().0.push_back(task);
+        self.ready.notify_one();
+    }
+
+    /// Runs queued tasks on this thread, in order, until none is queued.
+    pub fn work(&self) {
+        loop {
+            let next = self.lock().0.pop_front();
+            match next {
+                Some(task) => task(),
+                None => return,
+            }
+        }
+    }
+
+    /// The next task, waiting for one; `None` once the queue is closed and empty.
+    fn next_or_wait(&self) -> Option<Task<'a>> {
+        let mut state = self.lock();
+        loop {
+            if let Some(task) = state.0.pop_front() {
+                return Some(task);
+            }
+            if state.1 {
+                return None;
+            }
+            state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn close(&self) {
+        self.lock().1 = true;
+        self.ready.notify_all();
+    }
+}
+
+/// Closes the queue however `main` ends (a panic included), so the helper stops.
+struct CloseOnDrop<'q, 'a>(&'q Tasks<'a>);
+
+impl Drop for CloseOnDrop<'_, '_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// Runs `main` here with a helper thread started before it, which runs each task
+/// `main` pushes as soon as it is free: a thread takes a while to start, and the
+/// helper's start and its first task overlap `main`'s own first steps. `main` may
+/// also run queued tasks with [`Tasks::work`]. Returns when `main` has returned and
+/// every task has run (those left are run here); a task's panic reaches the caller.
+/// A task may wait for something `main` sends it later, since `main` can only take
+/// it with `work`. With one core or no thread, every task runs here, in `work` or at
+/// the end. What tasks borrow must outlive the call (cells the caller owns).
+pub fn with_early_helper<'a, R>(main: impl FnOnce(&Tasks<'a>) -> R) -> R {
+    let tasks = Tasks::new();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        let queue = &tasks;
+        let helper = (cores > 1)
+            .then(|| {
+                std::thread::Builder::new()
+                    .stack_size(HELPER_STACK)
+                    .spawn_scoped(scope, move || {
+                        while let Some(task) = queue.next_or_wait() {
+                            task();
+                        }
+                    })
+                    .ok()
+            })
+            .flatten();
+        let result = {
+            let _close = CloseOnDrop(queue);
+            main(queue)
+        };
+        queue.work();
+        if let Some(helper) = helper {
+            if let Err(panic) = helper.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        result
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +251,68 @@ mod tests {
         });
         let payload = caught.unwrap_err();
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"first task failed"));
+    }
+
+    #[test]
+    fn the_early_helper_runs_every_task_once_and_returns_mains_result() {
+        let runs = AtomicUsize::new(0);
+        let result = with_early_helper(|tasks| {
+            for _ in 0..100 {
+                tasks.push(Box::new(|| {
+                    runs.fetch_add(1, Ordering::Relaxed);
+                }));
+            }
+            tasks.work();
+            "main's"
+        });
+        assert_eq!(result, "main's");
+        assert_eq!(runs.load(Ordering::Relaxed), 100);
+    }
+
+    /// A task pushed before `main` has what it needs waits for it, on the helper (two
+    /// cores) or in `work` after it was sent (one core): never forever.
+    #[test]
+    fn an_early_task_waits_for_what_main_sends_later() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let caller = std::thread::current().id();
+        let got = std::sync::OnceLock::new();
+        let (got_ref, wait) = (&got, Duration::from_secs(10));
+        let started_on_helper = with_early_helper(|tasks| {
+            let (tx, rx) = mpsc::channel::<u32>();
+            let (started_tx, started_rx) = mpsc::channel::<()>();
+            tasks.push(Box::new(move || {
+                let _ = started_tx.send(());
+                let value = rx.recv_timeout(wait).ok();
+                let _ = got_ref.set((value, std::thread::current().id()));
+            }));
+            // On two cores the helper takes the task and waits in it; on one, nothing
+            // runs it before `work`.
+            let started = cores > 1 && started_rx.recv_timeout(wait).is_ok();
+            tx.send(42).unwrap();
+            tasks.work();
+            started
+        });
+        let (value, thread) = got.into_inner().expect("the task ran");
+        assert_eq!(value, Some(42));
+        assert_eq!(started_on_helper, cores > 1);
+        assert_eq!(thread != caller, cores > 1);
+    }
+
+    #[test]
+    fn a_panic_on_either_side_of_the_early_helper_reaches_the_caller() {
+        let caught = std::panic::catch_unwind(|| {
+            with_early_helper(|tasks| {
+                tasks.push(Box::new(|| panic!("a task failed")));
+            })
+        });
+        let payload = caught.unwrap_err();
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"a task failed"));
+        // `main` panicking while the helper waits for tasks: the helper stops.
+        let caught = std::panic::catch_unwind(|| {
+            with_early_helper(|_tasks: &Tasks<'_>| -> () { panic!("main failed") })
+        });
+        let payload = caught.unwrap_err();
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"main failed"));
     }
 
     #[test]

@@ -278,55 +278,74 @@ pub struct RenderOptions {
 /// `shipshape render`: prints what `helm template` prints for these values, after the
 /// values schema and the guards accept them (exit 1 with the findings otherwise).
 pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, CommandError> {
+    use std::sync::{mpsc, OnceLock};
     check_release_name(&options.release.name)?;
-    let spec = read_spec(spec_path)?;
-    let merged = merge_values_for(&spec, options)?;
     // Independent tasks on the machine's cores: check the values against the schema
-    // (its root rules and the rest apart), run the guards, render the manifests; all
-    // read the same spec and values.
+    // (its frame and its root rules apart), run the guards, render the manifests; all
+    // read the same spec and values. The helper thread starts while the spec is read,
+    // and builds the schema's frame (all but its root rules, which need only the spec)
+    // while the values are merged.
     // What the check decides comes first, as when they ran one after the other:
     // refused values print nothing but the violations, and the guards' findings and
     // the manifests computed meanwhile are dropped. Then the guards: the manifests
     // print only when no finding is an error.
-    let (mut rules, mut frame, mut findings, mut manifests) = (None, None, None, None);
-    let (rules_slot, frame_slot) = (&mut rules, &mut frame);
-    let (guard_slot, render_slot) = (&mut findings, &mut manifests);
-    let (spec_ref, merged_ref) = (&spec, &merged);
-    let plan = merged.plan();
-    // The check's two halves, the frame and the root rules, are tasks of their own:
-    // for a small spec the check is most of the work.
-    crate::parallel::run_in_parallel(vec![
-        Box::new(move || {
-            *rules_slot = Some(plan.and_then(|p| {
+    let (spec_cell, merged_cell) = (OnceLock::new(), OnceLock::new());
+    let (frame, rules, findings, manifests) = (
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    );
+    crate::parallel::with_early_helper(|tasks| -> Result<(), CommandError> {
+        let spec = read_spec(spec_path)?;
+        let spec: &Spec = spec_cell.get_or_init(move || spec);
+        let (values_tx, values_rx) = mpsc::channel::<&MergedValues>();
+        let frame = &frame;
+        tasks.push(Box::new(move || {
+            let schema = crate::contract::schema::frame_schema(spec);
+            if let Ok(merged) = values_rx.recv() {
+                let _ = frame.set(crate::values::schema_verdict::schema_verdict(
+                    &schema,
+                    &merged.values,
+                ));
+            }
+            left_to_exit(schema);
+        }));
+        let merged = merge_values_for(spec, options)?;
+        let merged: &MergedValues = merged_cell.get_or_init(move || merged);
+        let _ = values_tx.send(merged);
+        let plan = merged.plan();
+        let (rules, findings, manifests) = (&rules, &findings, &manifests);
+        tasks.push(Box::new(move || {
+            let _ = rules.set(plan.and_then(|p| {
                 crate::contract::root_rules_verdict(
-                    spec_ref,
-                    &merged_ref.presets,
+                    spec,
+                    &merged.presets,
                     p,
-                    &merged_ref.defaults,
-                    &merged_ref.values,
+                    &merged.defaults,
+                    &merged.values,
                 )
-            }))
-        }),
-        Box::new(move || {
-            *render_slot = Some(render_manifests_of(
-                spec_ref,
-                &merged_ref.values,
-                &options.release,
-            ))
-        }),
-        Box::new(move || {
-            *frame_slot = Some(crate::contract::frame_verdict(spec_ref, &merged_ref.values))
-        }),
-        Box::new(move || {
-            *guard_slot = Some(crate::guards::check_guards(spec_ref, &merged_ref.values))
-        }),
-    ]);
+            }));
+        }));
+        tasks.push(Box::new(move || {
+            let _ = manifests.set(render_manifests_of(spec, &merged.values, &options.release));
+        }));
+        tasks.push(Box::new(move || {
+            let _ = findings.set(crate::guards::check_guards(spec, &merged.values));
+        }));
+        tasks.work();
+        Ok(())
+    })?;
+    let (spec, merged) = (
+        spec_cell.into_inner().expect("the spec was read"),
+        merged_cell.into_inner().expect("the values were merged"),
+    );
     let verdict = crate::contract::both_verdicts(
-        frame.expect("the frame was checked"),
-        rules.expect("the rules were checked"),
+        frame.into_inner().expect("the frame was checked"),
+        rules.into_inner().expect("the rules were checked"),
     );
     merged.check_after(&spec, verdict)?;
-    let findings = findings.expect("the guards ran");
+    let findings = findings.into_inner().expect("the guards ran");
     for finding in &findings {
         eprintln!("{finding}");
     }
@@ -336,7 +355,7 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     {
         return Ok(Exit::Findings);
     }
-    let text = manifests.expect("the manifests rendered")?;
+    let text = manifests.into_inner().expect("the manifests rendered")?;
     crate::backends::limits::check_object_limits(&text)?;
     let _ = io::stdout().lock().write_all(text.as_bytes());
     left_to_exit((spec, merged, text));
