@@ -298,6 +298,35 @@ mod tests {
         assert_eq!(thread != caller, cores > 1);
     }
 
+    /// While the helper is busy, `work` runs what is queued here, before it returns.
+    #[test]
+    fn work_runs_queued_tasks_here_while_the_helper_is_busy() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let caller = std::thread::current().id();
+        let ran_on = std::sync::OnceLock::new();
+        let (ran_ref, wait) = (&ran_on, Duration::from_secs(10));
+        with_early_helper(|tasks| {
+            let (release_tx, release_rx) = mpsc::channel::<()>();
+            if cores > 1 {
+                let (started_tx, started_rx) = mpsc::channel::<()>();
+                tasks.push(Box::new(move || {
+                    let _ = started_tx.send(());
+                    let _ = release_rx.recv_timeout(wait);
+                }));
+                assert!(
+                    started_rx.recv_timeout(wait).is_ok(),
+                    "the helper took the task"
+                );
+            }
+            tasks.push(Box::new(move || {
+                let _ = ran_ref.set(std::thread::current().id());
+            }));
+            tasks.work();
+            assert_eq!(ran_ref.get(), Some(&caller));
+            let _ = release_tx.send(());
+        });
+    }
+
     #[test]
     fn a_panic_on_either_side_of_the_early_helper_reaches_the_caller() {
         let caught = std::panic::catch_unwind(|| {

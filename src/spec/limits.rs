@@ -157,6 +157,15 @@ mod tests {
     }
 
     #[test]
+    fn an_anchored_scalar_counts_as_often_as_it_is_used() {
+        let text = "a: &x xxxxxxxx\nb: *x\nc: *x\n";
+        // 3 keys of 1 byte + 3 times 8 bytes = 27
+        assert!(check_expanded_size(text, 27).is_ok());
+        let err = check_expanded_size(text, 26).unwrap_err();
+        assert_eq!((err.line, err.column), (3, 4));
+    }
+
+    #[test]
     fn nested_anchors_multiply() {
         // A billion laughs in miniature: each level doubles.
         let mut text = String::from("l0: &l0 [xxxxxxxx]\n");
