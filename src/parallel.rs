@@ -1,6 +1,6 @@
 //! Independent work on the machine's cores: two stages side by side, a list of tasks,
-//! or one function over many items. Not a stage: any stage may use it, and it uses
-//! none.
+//! one function over many items, or tasks handed to a helper started before they
+//! exist. Not a stage: any stage may use it, and it uses none.
 //!
 //! Every helper thread is scoped (it borrows what the caller owns and ends before the
 //! call returns), has the main thread's usual 8 MiB of stack (the stages recurse as
