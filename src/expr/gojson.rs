@@ -152,6 +152,21 @@ mod tests {
         assert_eq!(go_float(0.0), "0");
     }
 
+    /// Integers as integers (the largest `u64` included), other numbers as Go's floats.
+    #[test]
+    fn numbers_print_like_go() {
+        let number = |v: Value| match v {
+            Value::Number(n) => go_number(&n),
+            other => panic!("{other} is not a number"),
+        };
+        assert_eq!(number(json!(3)), "3");
+        assert_eq!(number(json!(-7)), "-7");
+        assert_eq!(number(json!(u64::MAX)), "18446744073709551615");
+        assert_eq!(number(json!(i64::MIN)), "-9223372036854775808");
+        assert_eq!(number(json!(2.5)), "2.5");
+        assert_eq!(number(json!(1e21)), "1e+21");
+    }
+
     #[test]
     fn strings_escape_html_and_controls() {
         let v = json!({"b": "<a & b>", "a": "line\nnext\u{1}\u{2028}é"});
