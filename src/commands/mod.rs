@@ -21,7 +21,7 @@ use crate::backends::native::{Manifests, Release};
 use crate::capacity::fit::presets_over;
 use crate::contract::schema::{spec_schema, values_schema, values_schema_with};
 use crate::contract::Contract;
-use crate::generate::{generate_outputs, GenerateError, OutputFiles};
+use crate::generate::{generate_outputs_leaving, GenerateError, OutputFiles};
 use crate::spec::{load_spec, Spec, SpecError};
 use crate::values::{
     check_values_schema, parse_set_args, parse_values_yaml, ValuesError, ValuesSource,
@@ -174,10 +174,11 @@ fn left_to_exit<T>(data: T) {
 
 /// Generates in memory, printing warning-level findings to standard error.
 fn generate_for(spec: &Spec, spec_path: &Path) -> Result<OutputFiles, CommandError> {
-    let generated = generate_outputs(spec).map_err(|source| CommandError::Generate {
-        file: spec_path.display().to_string(),
-        source,
-    })?;
+    let generated =
+        generate_outputs_leaving(spec, left_to_exit).map_err(|source| CommandError::Generate {
+            file: spec_path.display().to_string(),
+            source,
+        })?;
     if !generated.warnings.is_empty() {
         eprintln!("{}", crate::generate::format_findings(&generated.warnings));
     }
@@ -630,9 +631,11 @@ pub fn rendered_object_changes(
 pub fn diff(spec_path: &Path, against: &Path, format: DiffFormat) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
     let fresh =
-        crate::generate::generate_review(&spec).map_err(|source| CommandError::Generate {
-            file: spec_path.display().to_string(),
-            source,
+        crate::generate::generate_review_leaving(&spec, left_to_exit).map_err(|source| {
+            CommandError::Generate {
+                file: spec_path.display().to_string(),
+                source,
+            }
         })?;
     let mut committed = read_tree(against)?;
     let before = review::committed_records(&committed, &against.display().to_string())
