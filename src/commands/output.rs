@@ -7,8 +7,9 @@
 //! 2. takes `DIR/.out.shipshape-lock` (`flock`, never waiting: a second run is
 //!    refused with "another shipshape run holds `DIR/out`");
 //! 3. refuses a non-empty `DIR/out` without [`OUTPUT_MARKER`];
-//! 4. writes the new tree into `DIR/.out.shipshape-new-PID`, hard-linking each file
-//!    whose bytes are unchanged from `DIR/out` (never writing into a linked file);
+//! 4. writes the new tree into `DIR/.out.shipshape-new-PID`, on every core,
+//!    hard-linking each file whose bytes are unchanged from `DIR/out` (never writing
+//!    into a linked file);
 //! 5. swaps it with `DIR/out` in one step (Linux `renameat2(RENAME_EXCHANGE)`;
 //!    elsewhere, or where the file system lacks it, two renames with a rollback);
 //! 6. deletes the old tree and the lock file.
@@ -281,7 +282,7 @@ impl OutputSlot {
 
     /// Writes `files` as the output folder and releases the lock.
     pub fn write(self, files: &OutputFiles) -> Result<Written, CommandError> {
-        self.write_with(files, |dir| fs::remove_dir_all(dir))
+        self.write_with(files, remove_tree)
     }
 
     /// [`OutputSlot::write`] with the deletion of the old tree as a parameter (tests
@@ -301,25 +302,7 @@ impl OutputSlot {
         let _retired_cleanup = signals::register(&retired);
         fs::create_dir(&staging).map_err(write_error(&staging))?;
         let previous = final_path.is_dir().then_some(&final_path);
-        let written = (|| -> Result<(), CommandError> {
-            // Each folder is made once, not once per file in it (a `mkdir` and a
-            // `stat` each, for thousands of files).
-            let mut made: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
-            for (rel, text) in files {
-                let path = staging.join(rel);
-                if let Some(dir) = path.parent() {
-                    if !made.contains(dir) {
-                        fs::create_dir_all(dir).map_err(write_error(dir))?;
-                        made.insert(dir.to_path_buf());
-                    }
-                }
-                if previous.is_some_and(|old| link_if_unchanged(&old.join(rel), &path, text)) {
-                    continue;
-                }
-                fs::write(&path, text).map_err(write_error(&path))?;
-            }
-            Ok(())
-        })();
+        let written = write_files(&staging, previous.map(PathBuf::as_path), files);
         if let Err(e) = written {
             let _ = fs::remove_dir_all(&staging);
             return Err(e);
@@ -345,6 +328,76 @@ impl OutputSlot {
             }),
         }
     }
+}
+
+/// How many parts [`write_files`] splits the files into: more than the cores, so that
+/// a part of large files does not leave a core idle at the end.
+const WRITE_PARTS: usize = 8;
+
+/// Writes `files` under the empty folder `staging`, each folder made once, not once
+/// per file in it (a `mkdir` and a `stat` each, for thousands of files), and each file
+/// unchanged from the previous output `previous` linked rather than written. The
+/// files are written in [`WRITE_PARTS`] parts on every core: for 2,842 files (35 MB),
+/// each a handful of system calls, one thread took about 60 ms on tmpfs. The error is
+/// the first in the files' order, as when they are written one by one.
+fn write_files(
+    staging: &Path,
+    previous: Option<&Path>,
+    files: &OutputFiles,
+) -> Result<(), CommandError> {
+    let folders: std::collections::BTreeSet<&Path> = files
+        .keys()
+        .filter_map(|rel| Path::new(rel).parent())
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .collect();
+    for dir in folders {
+        let dir = staging.join(dir);
+        fs::create_dir_all(&dir).map_err(write_error(&dir))?;
+    }
+    let entries: Vec<(&String, &String)> = files.iter().collect();
+    let size = entries.len().div_ceil(WRITE_PARTS).max(1);
+    let parts: Vec<&[(&String, &String)]> = entries.chunks(size).collect();
+    crate::parallel::map_in_parallel(&parts, |part| {
+        for (rel, text) in *part {
+            let path = staging.join(rel);
+            if previous.is_some_and(|old| link_if_unchanged(&old.join(rel), &path, text)) {
+                continue;
+            }
+            fs::write(&path, text).map_err(write_error(&path))?;
+        }
+        Ok(())
+    })
+    .into_iter()
+    .collect()
+}
+
+/// Deletes the folder `dir` and everything in it, as `fs::remove_dir_all` does, with
+/// its files unlinked in parts on every core first (2,842 of them took about 12 ms on
+/// one thread).
+fn remove_tree(dir: &Path) -> io::Result<()> {
+    fn files_under(dir: &Path, found: &mut Vec<PathBuf>) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => files_under(&entry.path(), found),
+                Ok(_) => found.push(entry.path()),
+                Err(_) => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    files_under(dir, &mut found);
+    let size = found.len().div_ceil(WRITE_PARTS).max(1);
+    let parts: Vec<&[PathBuf]> = found.chunks(size).collect();
+    // What is not unlinked here, `remove_dir_all` deletes or reports.
+    crate::parallel::map_in_parallel(&parts, |part| {
+        for path in *part {
+            let _ = fs::remove_file(path);
+        }
+    });
+    fs::remove_dir_all(dir)
 }
 
 /// Links `new` to the previous output's file `old` when that is a regular file with
@@ -630,6 +683,94 @@ mod tests {
             ["elsewhere.yaml", "out"],
             "the old tree and the lock are gone"
         );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// More files than [`WRITE_PARTS`], in nested folders: every part is written, and
+    /// a rewrite links every unchanged file, whichever part it is in.
+    #[test]
+    fn many_files_are_written_in_parts_and_each_unchanged_one_linked() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = scratch("parts");
+        let out = dir.join("out");
+        let mut first = files("x\n");
+        for i in 0..(WRITE_PARTS * 5 + 3) {
+            first.insert(
+                format!("d{}/e{}/f{i}.yaml", i % 3, i % 2),
+                format!("n: {i}\n"),
+            );
+        }
+        OutputSlot::claim(&out).unwrap().write(&first).unwrap();
+        assert_eq!(read_tree(&out).unwrap(), first);
+        let ino = |rel: &str| fs::symlink_metadata(out.join(rel)).unwrap().ino();
+        let before: std::collections::BTreeMap<String, u64> =
+            first.keys().map(|k| (k.clone(), ino(k))).collect();
+        let mut second = first.clone();
+        for (i, text) in second.values_mut().enumerate() {
+            if i % 4 == 1 {
+                text.push_str("changed: true\n");
+            }
+        }
+        OutputSlot::claim(&out).unwrap().write(&second).unwrap();
+        assert_eq!(read_tree(&out).unwrap(), second);
+        for (rel, text) in &second {
+            assert_eq!(ino(rel) == before[rel], first[rel] == *text, "{rel}");
+        }
+        assert_eq!(siblings(&dir), ["out"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Of several files that cannot be written, in different parts, the error names
+    /// the first in order, and nothing of the run is left.
+    #[test]
+    fn the_first_file_that_cannot_be_written_is_named() {
+        let dir = scratch("first-error");
+        let out = dir.join("out");
+        write_tree_atomically(&out, &files("a")).unwrap();
+        let mut bad = files("b");
+        let long = "n".repeat(300);
+        for i in 0..(WRITE_PARTS * 4) {
+            bad.insert(format!("rendered/{i:03}.yaml"), "ok\n".into());
+        }
+        bad.insert(format!("rendered/005-{long}.yaml"), "x\n".into());
+        bad.insert(format!("rendered/030-{long}.yaml"), "x\n".into());
+        let err = write_tree_atomically(&out, &bad).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains(&format!("005-{long}")), "{message}");
+        assert!(!message.contains("030-"), "{message}");
+        assert_eq!(
+            read_tree(&out).unwrap(),
+            files("a"),
+            "the output is as it was"
+        );
+        assert_eq!(siblings(&dir), ["out"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `remove_tree` deletes nested folders and files, and a symlink without what it
+    /// points to.
+    #[test]
+    fn remove_tree_deletes_everything_under_the_folder_and_nothing_else() {
+        let dir = scratch("remove");
+        let tree = dir.join("tree");
+        for i in 0..(WRITE_PARTS * 3) {
+            let sub = tree.join(format!("a{}/b{}", i % 2, i % 3));
+            fs::create_dir_all(&sub).unwrap();
+            fs::write(sub.join(format!("{i}.txt")), "x").unwrap();
+        }
+        fs::create_dir_all(tree.join("empty/deeper")).unwrap();
+        let outside = dir.join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("keep.txt"), "keep").unwrap();
+        std::os::unix::fs::symlink(&outside, tree.join("link")).unwrap();
+        remove_tree(&tree).unwrap();
+        assert_eq!(siblings(&dir), ["outside"]);
+        assert_eq!(
+            fs::read_to_string(outside.join("keep.txt")).unwrap(),
+            "keep"
+        );
+        let err = remove_tree(&tree).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
         fs::remove_dir_all(&dir).unwrap();
     }
 }
