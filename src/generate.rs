@@ -3,7 +3,9 @@
 //! `generate` writes what this returns; `check` compares it with what is on disk.
 //! Both use this one path, so a check can never disagree with a generate.
 
-use crate::backends::helm::{build_chart, pretty_json, ChartInputs, TemplateError};
+use crate::backends::helm::{
+    build_chart_but_templates, pretty_json, template_files, ChartInputs, TemplateError,
+};
 use crate::backends::native::{render_manifests_of, Release};
 use crate::capacity::breakdown::{budget_uses, BudgetUse};
 use crate::capacity::svg::{capacity_svg, figure_title};
@@ -231,8 +233,13 @@ pub fn generate_review_leaving(
     // The object tree, and the contract with the schema built from it, read only the
     // spec: they are built side by side.
     // Each plan's values are resolved once, for its contract and its review.
-    let ((docs, workloads), (defaults, contract, schema, plan_values)) = side_by_side(
-        || build_objects_of(spec),
+    // The templates read only the object tree: they are written beside the contract.
+    let ((docs, workloads, templates), (defaults, contract, schema, plan_values)) = side_by_side(
+        || {
+            let (docs, workloads) = build_objects_of(spec);
+            let templates = template_files(spec, &docs);
+            (docs, workloads, templates)
+        },
         || {
             let defaults = default_values(spec);
             let (mut contract, plan_values) = Contract::over_with_plan_values(spec, &defaults);
@@ -251,7 +258,7 @@ pub fn generate_review_leaving(
     };
     // The chart's text, and each preset's checks and renders, are independent too.
     let (chart, presets) = side_by_side(
-        || build_chart(&inputs),
+        || build_chart_but_templates(&inputs),
         || {
             review_presets(
                 spec,
@@ -262,7 +269,8 @@ pub fn generate_review_leaving(
             )
         },
     );
-    let chart = chart?;
+    let mut chart = chart?;
+    chart.extend(templates);
     let presets = presets?;
     let mut out = OutputFiles::new();
     out.insert(OUTPUT_MARKER.to_string(), output_marker(spec));
