@@ -2,7 +2,9 @@
 
 use crate::backends::emit::{helm_helpers_text, helm_template_text};
 use crate::backends::native::{extra_objects_template, EXTRA_OBJECTS_FILE};
-use crate::backends::values_yaml::{entry_notes, values_table, values_yaml};
+use crate::backends::values_yaml::{
+    entry_notes, value_rows, values_table_of, values_yaml, values_yaml_of,
+};
 use crate::backends::wrap::wrap_long_lines;
 use crate::capacity::breakdown::preset_budget_uses;
 use crate::capacity::svg::{capacity_svg, figure_title};
@@ -84,13 +86,13 @@ pub fn build_chart_but_templates(inputs: &ChartInputs<'_>) -> Result<ChartFiles,
     let spec = inputs.spec;
     let mut files = ChartFiles::new();
     let entry_notes = entry_notes(spec);
+    // `values.yaml` and the README's values table list the same rows.
+    let default_rows = value_rows(inputs.default_values, inputs.values_schema, &entry_notes);
     files.insert("Chart.yaml".into(), chart_yaml(spec));
     files.insert(
         "values.yaml".into(),
-        values_yaml(
-            inputs.default_values,
-            inputs.values_schema,
-            &entry_notes,
+        values_yaml_of(
+            &default_rows,
             &format!("Default values of the {} chart.\n{HEADER}", spec.chart.name),
         ),
     );
@@ -110,7 +112,10 @@ pub fn build_chart_but_templates(inputs: &ChartInputs<'_>) -> Result<ChartFiles,
         );
     }
     files.insert("templates/NOTES.txt".into(), notes(spec)?);
-    files.insert("README.md".into(), readme(inputs)?);
+    files.insert(
+        "README.md".into(),
+        readme(inputs, values_table_of(&default_rows))?,
+    );
     // The defaults' capacity figure, beside the README that shows it, so that it
     // travels with the chart (the same bytes as `capacity/default.svg`).
     if let Ok(budgets) = preset_budget_uses(spec, inputs.default_values) {
@@ -226,7 +231,8 @@ fn notes(spec: &Spec) -> Result<String, TemplateError> {
     )
 }
 
-fn readme(inputs: &ChartInputs<'_>) -> Result<String, TemplateError> {
+/// The chart's README, around the values table of its defaults.
+fn readme(inputs: &ChartInputs<'_>, values_table: String) -> Result<String, TemplateError> {
     let spec = inputs.spec;
     let env = minijinja::Environment::new();
     render_template(
@@ -244,7 +250,7 @@ fn readme(inputs: &ChartInputs<'_>) -> Result<String, TemplateError> {
                     .map(|(name, p)| (name.clone(), p.description.clone()))
                     .collect::<Vec<(String, String)>>(),
             )),
-            values_table => values_table(inputs.default_values, inputs.values_schema, &entry_notes(spec)),
+            values_table => values_table,
             probes => minijinja::Value::from(minijinja::value::Serde(probe_rows(inputs))),
             capacity_formula => crate::capacity::FORMULA,
             capacity_figure => CAPACITY_FIGURE,

@@ -6,6 +6,7 @@ use crate::contract::schema::resolve_ref;
 use crate::model::StoreClass;
 use crate::spec::Spec;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Comments that say what one entry of a values map is (a workload, a store, an
@@ -130,8 +131,21 @@ struct Row<'a> {
     path: String,
     depth: usize,
     key: &'a str,
-    description: String,
+    /// The schema's description, or a note of the spec's (an owned string).
+    description: Cow<'a, str>,
     value: &'a Value,
+}
+
+/// Every entry of a values tree, in order, with its depth and description, as both
+/// `values.yaml` and the README's values table list them ([`value_rows`]).
+pub struct ValueRows<'a>(Vec<Row<'a>>);
+
+/// The entries of `values` under `schema`, described by the schema and the spec's
+/// `notes`, walked once for [`values_yaml_of`] and [`values_table_of`].
+pub fn value_rows<'a>(values: &'a Value, schema: &'a Value, notes: &EntryNotes) -> ValueRows<'a> {
+    let mut rows = Vec::new();
+    walk(notes, schema, schema, values, "", 0, &mut rows);
+    ValueRows(rows)
 }
 
 fn walk<'a>(
@@ -170,25 +184,26 @@ fn walk<'a>(
                     .strip_prefix("The `")
                     .and_then(|g| g.split_once("` class: "))
                     .map_or(generic, |(_, rest)| rest);
-                format!("{note} {rest}")
+                Cow::Owned(format!("{note} {rest}"))
             }
-            Some(note) => note.clone(),
-            None => generic.to_string(),
+            Some(note) => Cow::Owned(note.clone()),
+            None => Cow::Borrowed(generic),
         };
-        rows.push(Row {
-            path: child_path.clone(),
-            depth,
-            key,
-            description,
-            value: child,
-        });
         // Free-form maps (config, annotations, probes) are listed whole.
         let entries = child_schema
             .get("additionalProperties")
             .map(|s| resolve_ref(root_schema, s));
         let typed = child_schema.get("properties").is_some()
             || entries.is_some_and(|s| s.get("properties").is_some());
+        let row = |path| Row {
+            path,
+            depth,
+            key,
+            description,
+            value: child,
+        };
         if typed && matches!(child, Value::Object(m) if !m.is_empty()) {
+            rows.push(row(child_path.clone()));
             walk(
                 notes,
                 root_schema,
@@ -198,6 +213,8 @@ fn walk<'a>(
                 depth + 1,
                 rows,
             );
+        } else {
+            rows.push(row(child_path));
         }
     }
 }
@@ -252,8 +269,12 @@ fn wrap_comment(text: &str, indent: usize, out: &mut String) {
 
 /// Prints `values.yaml`: every key with its description as a comment above it.
 pub fn values_yaml(values: &Value, schema: &Value, notes: &EntryNotes, header: &str) -> String {
-    let mut rows = Vec::new();
-    walk(notes, schema, schema, values, "", 0, &mut rows);
+    values_yaml_of(&value_rows(values, schema, notes), header)
+}
+
+/// [`values_yaml`] of rows already walked.
+pub fn values_yaml_of(rows: &ValueRows<'_>, header: &str) -> String {
+    let rows = &rows.0;
     let mut out = String::new();
     for line in header.lines() {
         out.push_str(&format!("# {line}\n").replace("# \n", "#\n"));
@@ -268,7 +289,7 @@ pub fn values_yaml(values: &Value, schema: &Value, notes: &EntryNotes, header: &
             out.push('\n');
         }
         let comment = comments
-            .entry((row.description.as_str(), indent))
+            .entry((row.description.as_ref(), indent))
             .or_insert_with(|| {
                 let mut text = String::new();
                 wrap_comment(&row.description, indent, &mut text);
@@ -307,8 +328,12 @@ pub fn values_yaml(values: &Value, schema: &Value, notes: &EntryNotes, header: &
 /// otherwise repeat each class's descriptions hundreds of times, past Helm's 5 MiB
 /// file limit.
 pub fn values_table(values: &Value, schema: &Value, notes: &EntryNotes) -> String {
-    let mut rows = Vec::new();
-    walk(notes, schema, schema, values, "", 0, &mut rows);
+    values_table_of(&value_rows(values, schema, notes))
+}
+
+/// [`values_table`] of rows already walked.
+pub fn values_table_of(rows: &ValueRows<'_>) -> String {
+    let rows = &rows.0;
     let mut out = String::from("| Key | Default | Description |\n|---|---|---|\n");
     let mut described: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
     for (i, row) in rows.iter().enumerate() {
@@ -322,7 +347,7 @@ pub fn values_table(values: &Value, schema: &Value, notes: &EntryNotes) -> Strin
             .strip_prefix("workloads.")
             .and_then(|rest| rest.split_once('.'))
             .map(|(_, field)| field);
-        let repeated = field.is_some_and(|f| !described.insert((f, row.description.as_str())));
+        let repeated = field.is_some_and(|f| !described.insert((f, row.description.as_ref())));
         let description = if repeated {
             String::new()
         } else {
