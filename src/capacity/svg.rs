@@ -41,7 +41,12 @@ fn plain(s: &str) -> String {
     s.replace('`', "")
 }
 
+/// `v` with one decimal, as `{v:.1}` writes it. A whole number (most coordinates) is
+/// written from its integer: `{:.1}` of one takes Rust's slowest float path.
 fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
+        return format!("{}.0", v as i64);
+    }
     format!("{v:.1}")
 }
 
@@ -271,6 +276,23 @@ pub fn capacity_svg(title: &str, budgets: &[BudgetUse]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// `num` writes what `{:.1}` writes: whole numbers, halves and ties, signs, zeros,
+    /// the edges of the whole-number path, and what is not a number.
+    #[test]
+    fn num_writes_what_the_format_writes() {
+        let mut cases = vec![
+            0.0, -0.0, 1.0, -1.0, 0.05, 0.15, 0.25, 2.25, 2.35, 20.0, 22.0, 742.0, 7.2,
+            123.456, -3.75, 1e15, -1e15, 1e15 - 1.0, 1e15 + 2.0, 9.007e15, 1e300, -1e300,
+            f64::MAX, f64::MIN, f64::MIN_POSITIVE, f64::EPSILON, f64::INFINITY,
+            f64::NEG_INFINITY, f64::NAN,
+        ];
+        cases.extend((0..2000).map(|i| f64::from(i) * 0.05 - 17.0));
+        cases.extend((0..200).map(|i| f64::from(i) * 7.2 + 20.0));
+        for v in cases {
+            assert_eq!(num(v), format!("{v:.1}"), "{v:e}");
+        }
+    }
     use super::*;
     use crate::capacity::breakdown::Part;
 
