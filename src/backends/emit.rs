@@ -147,7 +147,7 @@ fn write_leaf(e: &Expr, mode: &Mode<'_>, out: &mut String) -> Result<(), EvalErr
         (Expr::Lit(v), _) => write_go_json(out, v),
         (e, Mode::Helm) => {
             out.push_str("{{ ");
-            out.push_str(strip_parens(&e.to_go()));
+            write_go_unparenthesised(e, out);
             out.push_str(" | toJson }}");
         }
         (e, Mode::Render(ctx)) => write_go_json(out, &*e.evaluate_borrowed(ctx)?),
@@ -198,6 +198,17 @@ fn yaml_1_1_word(s: &str) -> bool {
             .any(|w| s.eq_ignore_ascii_case(w))
 }
 
+/// [`strip_parens`] of the expression's Go text, written into `out` in place.
+fn write_go_unparenthesised(e: &Expr, out: &mut String) {
+    let start = out.len();
+    e.write_go(out);
+    let stripped = strip_parens(&out[start..]).len();
+    if stripped != out.len() - start {
+        out.pop();
+        out.remove(start);
+    }
+}
+
 /// `(f a b)` as the head of a pipeline reads better as `f a b`.
 fn strip_parens(go: &str) -> &str {
     go.strip_prefix('(')
@@ -210,7 +221,9 @@ fn balanced(s: &str) -> bool {
     let mut depth = 0i32;
     let mut in_string = false;
     let mut escaped = false;
-    for c in s.chars() {
+    // Bytes, not characters: every byte this looks for is ASCII, and no byte of a
+    // multi-byte UTF-8 character is.
+    for c in s.bytes().map(char::from) {
         if in_string {
             match (escaped, c) {
                 (true, _) => escaped = false,
@@ -546,7 +559,9 @@ pub fn helm_helpers_text(docs: &[Document], describe: impl Fn(&str) -> String) -
                 text.push_str(&out.text);
             }
             Definition::Text(body) => {
-                text.push_str(&format!("{{{{ {} }}}}\n", strip_parens(&body.to_go())));
+                text.push_str("{{ ");
+                write_go_unparenthesised(body, &mut text);
+                text.push_str(" }}\n");
             }
         }
         text.push_str("{{- end }}\n\n");
@@ -572,6 +587,37 @@ pub fn document_kind(doc: &Document) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+
+    /// The head call of a leaf loses its parentheses, written after what `out` holds;
+    /// a reference, or text whose outer parentheses are not one pair, keeps them.
+    #[test]
+    fn a_leaf_is_written_without_its_outer_parentheses_in_place() {
+        use crate::expr::{lit, val, ValuePath};
+        let a = val(&ValuePath::new(["a"]));
+        let cases = [
+            (Expr::Add(vec![a.clone(), lit(1)]), "add $.Values.a 1"),
+            (a.clone(), "$.Values.a"),
+            (Expr::Not(Box::new(a.clone())), "not $.Values.a"),
+            (
+                Expr::Concat(vec![lit("(x"), lit("y)")]),
+                "print \"(x\" \"y)\"",
+            ),
+            (
+                Expr::Default(Box::new(lit("é(")), Box::new(a.clone())),
+                "default \"é(\" $.Values.a",
+            ),
+        ];
+        for (e, want) in cases {
+            let mut out = String::from("x: ");
+            write_go_unparenthesised(&e, &mut out);
+            assert_eq!(out, format!("x: {want}"));
+            assert_eq!(strip_parens(&e.to_go()), want);
+        }
+        // Two calls side by side are not one pair of parentheses.
+        assert_eq!(strip_parens("(a) (b)"), "(a) (b)");
+        assert_eq!(strip_parens("(a \")\" b)"), "a \")\" b");
+        assert_eq!(strip_parens("(a \"\\\"(\" b)"), "a \"\\\"(\" b");
+    }
     use super::*;
     use crate::expr::{lit, val};
     use serde_json::json;

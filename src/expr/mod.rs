@@ -233,72 +233,151 @@ impl Expr {
     /// Prints the expression as a Go template pipeline operand (parenthesised
     /// where it is a call).
     pub fn to_go(&self) -> String {
-        match self {
-            Expr::Lit(v) => go_literal(v),
-            Expr::Ref(path) => go_ref(path),
-            Expr::Builtin(b) => b.go().to_string(),
-            Expr::Not(e) => format!("(not {})", e.to_go()),
-            Expr::And(es) => format!("(and {})", join_go(es)),
-            Expr::Or(es) => format!("(or {})", join_go(es)),
-            Expr::Cmp(op, a, b) => {
-                format!("({} (int {}) (int {}))", op.go_name(), a.to_go(), b.to_go())
+        let mut out = String::new();
+        self.write_go(&mut out);
+        out
+    }
+
+    /// [`Expr::to_go`] appended to `out`: every operand is written into the one
+    /// buffer, none into a string of its own.
+    pub fn write_go(&self, out: &mut String) {
+        // `(head a b ...)` with each operand written in turn.
+        fn call(out: &mut String, head: &str, operands: &[&Expr]) {
+            out.push('(');
+            out.push_str(head);
+            for e in operands {
+                out.push(' ');
+                e.write_go(out);
             }
-            Expr::StrEq(a, b) => format!("(eq {} {})", a.to_go(), b.to_go()),
-            Expr::If(c, a, b) => format!(
-                "(ternary {} {} (not (not {})))",
-                a.to_go(),
-                b.to_go(),
-                c.to_go()
-            ),
-            Expr::Default(d, v) => format!("(default {} {})", d.to_go(), v.to_go()),
-            Expr::Concat(es) => format!("(print {})", join_go(es)),
-            Expr::DnsName(n, e) => format!("(trimSuffix \"-\" (trunc {n} {}))", e.to_go()),
-            Expr::Contains(sub, s) => format!("(contains {} {})", sub.to_go(), s.to_go()),
-            Expr::ReplacePlus(e) => format!("(replace \"+\" \"_\" {})", e.to_go()),
-            Expr::Sha256Json(e) => format!("(sha256sum (toJson {}))", e.to_go()),
-            Expr::JsonText(e) => format!("(toJson {})", e.to_go()),
-            Expr::IntString(e) => format!("(toString (int {}))", e.to_go()),
-            Expr::Item => ".".to_string(),
-            Expr::Add(es) => format!("(add {})", join_go(es)),
-            Expr::Mul(es) => format!("(mul {})", join_go(es)),
-            Expr::Sub(a, b) => format!("(sub {} {})", a.to_go(), b.to_go()),
+            out.push(')');
+        }
+        fn call_all(out: &mut String, head: &str, operands: &[Expr]) {
+            out.push('(');
+            out.push_str(head);
+            out.push(' ');
+            write_joined(out, operands);
+            out.push(')');
+        }
+        match self {
+            Expr::Lit(v) => write_go_literal(out, v),
+            Expr::Ref(path) => write_go_ref(out, path),
+            Expr::Builtin(b) => out.push_str(b.go()),
+            Expr::Not(e) => call(out, "not", &[&**e]),
+            Expr::And(es) => call_all(out, "and", es),
+            Expr::Or(es) => call_all(out, "or", es),
+            Expr::Cmp(op, a, b) => {
+                out.push('(');
+                out.push_str(op.go_name());
+                out.push_str(" (int ");
+                a.write_go(out);
+                out.push_str(") (int ");
+                b.write_go(out);
+                out.push_str("))");
+            }
+            Expr::StrEq(a, b) => call(out, "eq", &[&**a, &**b]),
+            Expr::If(c, a, b) => {
+                out.push_str("(ternary ");
+                a.write_go(out);
+                out.push(' ');
+                b.write_go(out);
+                out.push_str(" (not (not ");
+                c.write_go(out);
+                out.push_str(")))");
+            }
+            Expr::Default(d, v) => call(out, "default", &[&**d, &**v]),
+            Expr::Concat(es) => call_all(out, "print", es),
+            Expr::DnsName(n, e) => {
+                out.push_str("(trimSuffix \"-\" (trunc ");
+                out.push_str(&n.to_string());
+                out.push(' ');
+                e.write_go(out);
+                out.push_str("))");
+            }
+            Expr::Contains(sub, s) => call(out, "contains", &[&**sub, &**s]),
+            Expr::ReplacePlus(e) => call(out, "replace \"+\" \"_\"", &[&**e]),
+            Expr::Sha256Json(e) => {
+                out.push_str("(sha256sum (toJson ");
+                e.write_go(out);
+                out.push_str("))");
+            }
+            Expr::JsonText(e) => call(out, "toJson", &[&**e]),
+            Expr::IntString(e) => {
+                out.push_str("(toString (int ");
+                e.write_go(out);
+                out.push_str("))");
+            }
+            Expr::Item => out.push('.'),
+            Expr::Add(es) => call_all(out, "add", es),
+            Expr::Mul(es) => call_all(out, "mul", es),
+            Expr::Sub(a, b) => call(out, "sub", &[&**a, &**b]),
             Expr::ListIf(c, l) => {
-                format!("(ternary {} (list) (not (not {})))", l.to_go(), c.to_go())
+                out.push_str("(ternary ");
+                l.write_go(out);
+                out.push_str(" (list) (not (not ");
+                c.write_go(out);
+                out.push_str(")))");
             }
             Expr::JoinLists(sep, lists) => {
-                format!("(join {} (concat {}))", go_string(sep), join_go(lists))
+                out.push_str("(join ");
+                out.push_str(&go_string(sep));
+                out.push_str(" (concat ");
+                write_joined(out, lists);
+                out.push_str("))");
             }
             Expr::TrimSuffix(suffix, e) => {
-                format!("(trimSuffix {} {})", go_string(suffix), e.to_go())
+                out.push_str("(trimSuffix ");
+                out.push_str(&go_string(suffix));
+                out.push(' ');
+                e.write_go(out);
+                out.push(')');
             }
             Expr::Dict(pairs) => {
-                let mut parts = vec!["dict".to_string()];
+                out.push_str("(dict");
                 for (k, v) in pairs {
-                    parts.push(k.to_go());
-                    parts.push(v.to_go());
+                    out.push(' ');
+                    k.write_go(out);
+                    out.push(' ');
+                    v.write_go(out);
                 }
-                format!("({})", parts.join(" "))
+                out.push(')');
             }
             Expr::WithKey(m, k, v) => {
-                format!("(set (deepCopy {}) {} {})", m.to_go(), k.to_go(), v.to_go())
+                out.push_str("(set (deepCopy ");
+                m.write_go(out);
+                out.push_str(") ");
+                k.write_go(out);
+                out.push(' ');
+                v.write_go(out);
+                out.push(')');
             }
             Expr::MergeOver(base, over) => {
-                format!(
-                    "(mergeOverwrite (deepCopy {}) {})",
-                    base.to_go(),
-                    over.to_go()
-                )
+                out.push_str("(mergeOverwrite (deepCopy ");
+                base.write_go(out);
+                out.push_str(") ");
+                over.write_go(out);
+                out.push(')');
             }
             Expr::SurgePods(pods, surge) => {
                 let (p, s) = (pods.to_go(), surge.to_go());
-                format!(
+                out.push_str(&format!(
                     "(ternary (div (add (mul {p} (int (trimSuffix \"%\" (toString {s})))) 99) 100) (int {s}) (hasSuffix \"%\" (toString {s})))"
-                )
+                ));
             }
-            Expr::Named(name, _) => format!("(include {} $)", go_string(name)),
-            Expr::Sha256(e) => format!("(sha256sum {})", e.to_go()),
-            Expr::ItemField(key) if is_go_identifier(key) => format!(".{key}"),
-            Expr::ItemField(key) => format!("(index . {})", go_string(key)),
+            Expr::Named(name, _) => {
+                out.push_str("(include ");
+                out.push_str(&go_string(name));
+                out.push_str(" $)");
+            }
+            Expr::Sha256(e) => call(out, "sha256sum", &[&**e]),
+            Expr::ItemField(key) if is_go_identifier(key) => {
+                out.push('.');
+                out.push_str(key);
+            }
+            Expr::ItemField(key) => {
+                out.push_str("(index . ");
+                out.push_str(&go_string(key));
+                out.push(')');
+            }
         }
     }
 
@@ -641,8 +720,14 @@ impl Overflow {
     }
 }
 
-fn join_go(es: &[Expr]) -> String {
-    es.iter().map(Expr::to_go).collect::<Vec<_>>().join(" ")
+/// The operands' Go text, separated by single spaces.
+fn write_joined(out: &mut String, es: &[Expr]) {
+    for (i, e) in es.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        e.write_go(out);
+    }
 }
 
 /// A Go template identifier can follow a dot: `.Values.replicaCount`.
@@ -653,16 +738,25 @@ fn is_go_identifier(s: &str) -> bool {
 }
 
 fn go_ref(path: &ValuePath) -> String {
+    let mut out = String::new();
+    write_go_ref(&mut out, path);
+    out
+}
+
+fn write_go_ref(out: &mut String, path: &ValuePath) {
     if path.0.iter().all(|s| is_go_identifier(s)) {
-        let mut s = String::from("$.Values");
+        out.push_str("$.Values");
         for segment in &path.0 {
-            s.push('.');
-            s.push_str(segment);
+            out.push('.');
+            out.push_str(segment);
         }
-        s
     } else {
-        let keys: Vec<String> = path.0.iter().map(|k| go_string(k)).collect();
-        format!("(index $.Values {})", keys.join(" "))
+        out.push_str("(index $.Values");
+        for key in &path.0 {
+            out.push(' ');
+            write_go_string(out, key);
+        }
+        out.push(')');
     }
 }
 
@@ -672,20 +766,130 @@ pub fn go_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))
 }
 
-fn go_literal(v: &Value) -> String {
+/// [`go_string`] appended to `out`.
+fn write_go_string(out: &mut String, s: &str) {
+    out.push_str(&go_string(s));
+}
+
+fn write_go_literal(out: &mut String, v: &Value) {
     match v {
-        Value::Null => "nil".to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => crate::expr::gojson::go_number(n),
-        Value::String(s) => go_string(s),
+        Value::Null => out.push_str("nil"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&crate::expr::gojson::go_number(n)),
+        Value::String(s) => write_go_string(out, s),
         // The builders never put collections in a literal operand; printing them as
         // a JSON string keeps the template valid if one ever does.
-        other => format!("(fromJson {})", go_string(&to_go_json(other))),
+        other => {
+            out.push_str("(fromJson ");
+            write_go_string(out, &to_go_json(other));
+            out.push(')');
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+
+    /// Every kind of expression prints its Go text: operands in order, one space
+    /// apart, each call in its parentheses, references with dots or `index`.
+    #[test]
+    fn every_expression_prints_its_go_text() {
+        let a = || Box::new(val(&ValuePath::new(["a"])));
+        let odd = || Box::new(val(&ValuePath::new(["workloads", "pool-1", "x y"])));
+        let cases: Vec<(Expr, &str)> = vec![
+            (lit(Value::Null), "nil"),
+            (lit(true), "true"),
+            (lit(false), "false"),
+            (lit(3), "3"),
+            (lit(2.5), "2.5"),
+            (lit("a\"b"), r#""a\"b""#),
+            (lit(json!([1])), r#"(fromJson "[1]")"#),
+            (*a(), "$.Values.a"),
+            (*odd(), r#"(index $.Values "workloads" "pool-1" "x y")"#),
+            (Expr::Builtin(Builtin::ReleaseName), "$.Release.Name"),
+            (Expr::Not(a()), "(not $.Values.a)"),
+            (
+                Expr::And(vec![*a(), *odd()]),
+                r#"(and $.Values.a (index $.Values "workloads" "pool-1" "x y"))"#,
+            ),
+            (Expr::Or(vec![]), "(or )"),
+            (
+                Expr::Cmp(CmpOp::Ge, a(), Box::new(lit(1))),
+                "(ge (int $.Values.a) (int 1))",
+            ),
+            (
+                Expr::StrEq(a(), Box::new(lit("x"))),
+                r#"(eq $.Values.a "x")"#,
+            ),
+            (
+                Expr::If(a(), Box::new(lit(1)), Box::new(lit(0))),
+                "(ternary 1 0 (not (not $.Values.a)))",
+            ),
+            (
+                Expr::Default(Box::new(lit(2)), a()),
+                "(default 2 $.Values.a)",
+            ),
+            (
+                Expr::Concat(vec![lit("x"), *a()]),
+                r#"(print "x" $.Values.a)"#,
+            ),
+            (
+                Expr::DnsName(63, a()),
+                r#"(trimSuffix "-" (trunc 63 $.Values.a))"#,
+            ),
+            (
+                Expr::Contains(Box::new(lit("x")), a()),
+                r#"(contains "x" $.Values.a)"#,
+            ),
+            (Expr::ReplacePlus(a()), r#"(replace "+" "_" $.Values.a)"#),
+            (Expr::Sha256Json(a()), "(sha256sum (toJson $.Values.a))"),
+            (Expr::JsonText(a()), "(toJson $.Values.a)"),
+            (Expr::IntString(a()), "(toString (int $.Values.a))"),
+            (Expr::Item, "."),
+            (
+                Expr::Add(vec![*a(), lit(1), lit(2)]),
+                "(add $.Values.a 1 2)",
+            ),
+            (Expr::Mul(vec![*a()]), "(mul $.Values.a)"),
+            (Expr::Sub(a(), Box::new(lit(1))), "(sub $.Values.a 1)"),
+            (
+                Expr::ListIf(a(), Box::new(lit("l"))),
+                r#"(ternary "l" (list) (not (not $.Values.a)))"#,
+            ),
+            (
+                Expr::JoinLists(",", vec![*a(), Expr::Item]),
+                r#"(join "," (concat $.Values.a .))"#,
+            ),
+            (Expr::TrimSuffix("-", a()), r#"(trimSuffix "-" $.Values.a)"#),
+            (Expr::Dict(vec![]), "(dict)"),
+            (
+                Expr::Dict(vec![(lit("k"), *a()), (lit("j"), lit(1))]),
+                r#"(dict "k" $.Values.a "j" 1)"#,
+            ),
+            (
+                Expr::WithKey(a(), Box::new(lit("k")), Box::new(lit(1))),
+                r#"(set (deepCopy $.Values.a) "k" 1)"#,
+            ),
+            (
+                Expr::MergeOver(a(), Box::new(Expr::Item)),
+                "(mergeOverwrite (deepCopy $.Values.a) .)",
+            ),
+            (
+                Expr::SurgePods(Box::new(lit(4)), a()),
+                r#"(ternary (div (add (mul 4 (int (trimSuffix "%" (toString $.Values.a)))) 99) 100) (int $.Values.a) (hasSuffix "%" (toString $.Values.a)))"#,
+            ),
+            (named("chart.x".into(), lit(1)), r#"(include "chart.x" $)"#),
+            (Expr::Sha256(a()), "(sha256sum $.Values.a)"),
+            (Expr::ItemField("name".into()), ".name"),
+            (Expr::ItemField("a-b".into()), r#"(index . "a-b")"#),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.to_go(), want, "{e:?}");
+            let mut out = String::from("{{ ");
+            e.write_go(&mut out);
+            assert_eq!(out, format!("{{{{ {want}"), "{e:?}");
+        }
+    }
     use super::*;
     use serde_json::json;
 
