@@ -83,8 +83,24 @@ pub fn chart_name(spec: &Spec) -> Expr {
     )
 }
 
-/// Helm's full name (`<chart>.fullname`), as `helm create` writes it.
+/// Helm's full name (`<chart>.fullname`), as `helm create` writes it. It depends on
+/// the chart's name only: the last one built on this thread is kept, and each object
+/// name is a clone of it (a string and a counted reference) instead of a new tree.
 pub fn fullname(spec: &Spec) -> Expr {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, Expr)>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some((chart, expr)) if *chart == spec.chart.name => expr.clone(),
+        _ => {
+            let expr = build_fullname(spec);
+            *last = Some((spec.chart.name.clone(), expr.clone()));
+            expr
+        }
+    })
+}
+
+fn build_fullname(spec: &Spec) -> Expr {
     let release = || Expr::Builtin(Builtin::ReleaseName);
     let override_ = val(&ValuePath::new(["fullnameOverride"]));
     named(
@@ -350,6 +366,29 @@ pub fn can_run_several_pods(w_name: &str, class: WorkloadClass) -> Expr {
                     .map(|key| val(&path.child(key).child("enabled"))),
             );
             Expr::Or(any)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::testing::example;
+
+    /// The kept full name is the one of the spec asked about, whichever was asked
+    /// before it on the thread.
+    #[test]
+    fn the_full_name_is_the_one_of_its_chart() {
+        let a = example("web-shop");
+        let mut b = example("web-shop");
+        b.chart.name = "other-shop".into();
+        for spec in [&a, &a, &b, &a, &b, &b] {
+            let name = fullname(spec);
+            assert_eq!(name, build_fullname(spec));
+            assert_eq!(
+                name.to_go(),
+                format!("(include \"{}.fullname\" $)", spec.chart.name)
+            );
         }
     }
 }
