@@ -375,20 +375,7 @@ fn write_files(
 /// its files unlinked in parts on every core first (2,842 of them took about 12 ms on
 /// one thread).
 fn remove_tree(dir: &Path) -> io::Result<()> {
-    fn files_under(dir: &Path, found: &mut Vec<PathBuf>) {
-        let Ok(entries) = fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => files_under(&entry.path(), found),
-                Ok(_) => found.push(entry.path()),
-                Err(_) => {}
-            }
-        }
-    }
-    let mut found = Vec::new();
-    files_under(dir, &mut found);
+    let found = files_in_tree(dir);
     let size = found.len().div_ceil(WRITE_PARTS).max(1);
     let parts: Vec<&[PathBuf]> = found.chunks(size).collect();
     // What is not unlinked here, `remove_dir_all` deletes or reports.
@@ -398,6 +385,26 @@ fn remove_tree(dir: &Path) -> io::Result<()> {
         }
     });
     fs::remove_dir_all(dir)
+}
+
+/// Every entry under `dir` that is not a folder (files and symlinks, which are not
+/// followed), in no particular order; what cannot be read is left out.
+fn files_in_tree(dir: &Path) -> Vec<PathBuf> {
+    fn visit(dir: &Path, found: &mut Vec<PathBuf>) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => visit(&entry.path(), found),
+                Ok(_) => found.push(entry.path()),
+                Err(_) => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    visit(dir, &mut found);
+    found
 }
 
 /// Links `new` to the previous output's file `old` when that is a regular file with
@@ -747,8 +754,8 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// `remove_tree` deletes nested folders and files, and a symlink without what it
-    /// points to.
+    /// `files_in_tree` lists every file and symlink under a folder; `remove_tree`
+    /// deletes nested folders and files, and a symlink without what it points to.
     #[test]
     fn remove_tree_deletes_everything_under_the_folder_and_nothing_else() {
         let dir = scratch("remove");
@@ -763,6 +770,20 @@ mod tests {
         fs::create_dir_all(&outside).unwrap();
         fs::write(outside.join("keep.txt"), "keep").unwrap();
         std::os::unix::fs::symlink(&outside, tree.join("link")).unwrap();
+        let mut listed: Vec<String> = files_in_tree(&tree)
+            .iter()
+            .map(|p| p.strip_prefix(&tree).unwrap().display().to_string())
+            .collect();
+        listed.sort();
+        let mut expected: Vec<String> = (0..(WRITE_PARTS * 3))
+            .map(|i| format!("a{}/b{}/{i}.txt", i % 2, i % 3))
+            .chain(["link".to_string()])
+            .collect();
+        expected.sort();
+        assert_eq!(
+            listed, expected,
+            "files and the symlink, not what it points to"
+        );
         remove_tree(&tree).unwrap();
         assert_eq!(siblings(&dir), ["outside"]);
         assert_eq!(
