@@ -613,8 +613,11 @@ mod tests {
             assert_eq!(out, format!("x: {want}"));
             assert_eq!(strip_parens(&e.to_go()), want);
         }
-        // Two calls side by side are not one pair of parentheses.
+        // Two calls side by side are not one pair of parentheses, also when a string
+        // (closed, or holding an escaped quote) comes before the first one closes.
         assert_eq!(strip_parens("(a) (b)"), "(a) (b)");
+        assert_eq!(strip_parens("(a \"x\") (b)"), "(a \"x\") (b)");
+        assert_eq!(strip_parens("(a \"\\\"\") (b)"), "(a \"\\\"\") (b)");
         assert_eq!(strip_parens("(a \")\" b)"), "a \")\" b");
         assert_eq!(strip_parens("(a \"\\\"(\" b)"), "a \"\\\"(\" b");
     }
