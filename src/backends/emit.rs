@@ -599,6 +599,10 @@ mod tests {
             (a.clone(), "$.Values.a"),
             (Expr::Not(Box::new(a.clone())), "not $.Values.a"),
             (
+                Expr::Add(vec![Expr::Not(Box::new(a.clone())), lit(1)]),
+                "add (not $.Values.a) 1",
+            ),
+            (
                 Expr::Concat(vec![lit("(x"), lit("y)")]),
                 "print \"(x\" \"y)\"",
             ),
@@ -616,6 +620,7 @@ mod tests {
         // Two calls side by side are not one pair of parentheses, also when a string
         // (closed, or holding an escaped quote) comes before the first one closes.
         assert_eq!(strip_parens("(a) (b)"), "(a) (b)");
+        assert_eq!(strip_parens("(a (b (c)) d)"), "a (b (c)) d");
         assert_eq!(strip_parens("(a \"x\") (b)"), "(a \"x\") (b)");
         assert_eq!(strip_parens("(a \"\\\"\") (b)"), "(a \"\\\"\") (b)");
         assert_eq!(strip_parens("(a \")\" b)"), "a \")\" b");
