@@ -74,14 +74,7 @@ pub fn template_files(spec: &Spec, docs: &[Document]) -> ChartFiles {
     files
 }
 
-/// Writes every file of the chart.
-pub fn build_chart(inputs: &ChartInputs<'_>) -> Result<ChartFiles, TemplateError> {
-    let mut files = template_files(inputs.spec, inputs.docs);
-    files.append(&mut build_chart_but_templates(inputs)?);
-    Ok(files)
-}
-
-/// Every file of the chart but [`template_files`]'.
+/// Every file of the chart but [`template_files`]': the chart is both.
 pub fn build_chart_but_templates(inputs: &ChartInputs<'_>) -> Result<ChartFiles, TemplateError> {
     let spec = inputs.spec;
     let mut files = ChartFiles::new();

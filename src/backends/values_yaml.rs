@@ -327,11 +327,6 @@ pub fn values_yaml_of(rows: &ValueRows<'_>, header: &str) -> String {
 /// with that field and description only: a chart of hundreds of workloads would
 /// otherwise repeat each class's descriptions hundreds of times, past Helm's 5 MiB
 /// file limit.
-pub fn values_table(values: &Value, schema: &Value, notes: &EntryNotes) -> String {
-    values_table_of(&value_rows(values, schema, notes))
-}
-
-/// [`values_table`] of rows already walked.
 pub fn values_table_of(rows: &ValueRows<'_>) -> String {
     let rows = &rows.0;
     let mut out = String::from("| Key | Default | Description |\n|---|---|---|\n");
