@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, OnceLock};
 
 /// The stack of every helper thread.
 const HELPER_STACK: usize = 8 * 1024 * 1024;
@@ -163,6 +163,45 @@ struct CloseOnDrop<'q, 'a>(&'q Tasks<'a>);
 impl Drop for CloseOnDrop<'_, '_> {
     fn drop(&mut self) {
         self.0.close();
+    }
+}
+
+/// A value one task of [`with_early_helper`] computes and tasks queued after it wait
+/// for. Each thread takes the queue's tasks in order, so when a task starts, every
+/// task queued before it has started on some thread: waiting only for those never
+/// deadlocks.
+pub struct Later<T>(OnceLock<Option<T>>);
+
+impl<T> Default for Later<T> {
+    fn default() -> Self {
+        Later(OnceLock::new())
+    }
+}
+
+impl<T> Later<T> {
+    /// Computes the value with `f`, once; its waiters get `None` if `f` panics (the
+    /// panic itself reaches the caller of [`with_early_helper`]).
+    pub fn compute(&self, f: impl FnOnce() -> T) {
+        /// Sets `None` unless the value was set: waiters never wait for a panic.
+        struct NoneOnUnwind<'c, T>(&'c OnceLock<Option<T>>);
+        impl<T> Drop for NoneOnUnwind<'_, T> {
+            fn drop(&mut self) {
+                let _ = self.0.set(None);
+            }
+        }
+        let guard = NoneOnUnwind(&self.0);
+        let _ = self.0.set(Some(f()));
+        drop(guard);
+    }
+
+    /// The value, once [`Later::compute`] has returned (`None` if it panicked).
+    pub fn wait(&self) -> Option<&T> {
+        self.0.wait().as_ref()
+    }
+
+    /// The value, if it was computed.
+    pub fn into_inner(self) -> Option<T> {
+        self.0.into_inner().flatten()
     }
 }
 
@@ -342,6 +381,50 @@ mod tests {
         });
         let payload = caught.unwrap_err();
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"main failed"));
+    }
+
+    /// A task waits for what a task queued before it computes, on either thread; a
+    /// computation that panics leaves `None` to its waiters instead of a hang, and the
+    /// panic still reaches the caller.
+    #[test]
+    fn later_values_reach_the_tasks_queued_after_them() {
+        for _ in 0..20 {
+            let (first, second) = (Later::default(), Later::default());
+            let got = std::sync::OnceLock::new();
+            let (f, s, g) = (&first, &second, &got);
+            with_early_helper(|tasks| {
+                tasks.push(Box::new(move || f.compute(|| 20)));
+                tasks.push(Box::new(move || s.compute(|| f.wait().map(|v| v + 1))));
+                tasks.push(Box::new(move || {
+                    let _ = g.set(s.wait().copied().flatten().map(|v| v * 2));
+                }));
+                tasks.work();
+            });
+            assert_eq!(got.into_inner(), Some(Some(42)));
+            assert_eq!(first.into_inner(), Some(20));
+        }
+        let failed: Later<u8> = Later::default();
+        let seen = std::sync::OnceLock::new();
+        let (f, s) = (&failed, &seen);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            with_early_helper(|tasks| {
+                tasks.push(Box::new(move || f.compute(|| panic!("no value"))));
+                tasks.push(Box::new(move || {
+                    let _ = s.set(f.wait().copied());
+                }));
+                tasks.work();
+            })
+        }));
+        assert_eq!(
+            caught.unwrap_err().downcast_ref::<&str>(),
+            Some(&"no value")
+        );
+        // With one core the panic ends the call before the waiting task runs.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores > 1 {
+            assert_eq!(seen.into_inner(), Some(None));
+        }
+        assert_eq!(failed.into_inner(), None);
     }
 
     #[test]

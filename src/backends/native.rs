@@ -221,20 +221,33 @@ impl<'a> Manifests<'a> {
     /// The stream `helm template` prints: the `extraObjects` added, every document in
     /// Helm's install order, each under its `# Source:` line.
     pub fn finish(self) -> String {
-        let mut rendered = self.rendered;
-        rendered.extend(extra_objects(self.ctx.values));
-        rendered.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out = String::new();
-        for ((_, _, _, file, _), text) in rendered {
-            out.push_str("---\n");
-            out.push_str(&format!(
-                "# Source: {}/templates/{file}\n",
-                self.spec.chart.name
-            ));
-            out.push_str(&text);
-        }
-        out
+        let (spec, values) = (self.spec, self.ctx.values);
+        print_manifests(spec, values, vec![self.into_rendered()])
     }
+
+    /// The documents rendered so far, to print with those of other [`Manifests`] of the
+    /// same release ([`print_manifests`]): each part of a render on its own core.
+    pub fn into_rendered(self) -> RenderedDocuments {
+        RenderedDocuments(self.rendered)
+    }
+}
+
+/// Documents one [`Manifests`] rendered, not yet printed.
+pub struct RenderedDocuments(Vec<(OrderKey, String)>);
+
+/// [`Manifests::finish`] of the documents of every part, rendered for `values`: what
+/// one [`Manifests`] given every part's documents, part after part, prints.
+pub fn print_manifests(spec: &Spec, values: &Value, parts: Vec<RenderedDocuments>) -> String {
+    let mut rendered: Vec<(OrderKey, String)> = parts.into_iter().flat_map(|p| p.0).collect();
+    rendered.extend(extra_objects(values));
+    rendered.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = String::new();
+    for ((_, _, _, file, _), text) in rendered {
+        out.push_str("---\n");
+        out.push_str(&format!("# Source: {}/templates/{file}\n", spec.chart.name));
+        out.push_str(&text);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -299,6 +312,18 @@ mod tests {
             manifests.add(doc).unwrap();
         }
         assert_eq!(manifests.finish(), text);
+        // The documents rendered in parts, printed together.
+        for cut in [0, 1, docs.len() / 2, docs.len()] {
+            let mut parts = Vec::new();
+            for half in [&docs[..cut], &docs[cut..]] {
+                let mut manifests = Manifests::new(&spec, &v, &release);
+                for doc in half {
+                    manifests.add(doc).unwrap();
+                }
+                parts.push(manifests.into_rendered());
+            }
+            assert_eq!(print_manifests(&spec, &v, parts), text, "cut at {cut}");
+        }
 
         v["workloads"]["api"]["enabled"] = serde_json::json!(false);
         v["extraObjects"] = serde_json::json!([

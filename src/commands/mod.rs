@@ -279,60 +279,76 @@ pub struct RenderOptions {
 /// `shipshape render`: prints what `helm template` prints for these values, after the
 /// values schema and the guards accept them (exit 1 with the findings otherwise).
 pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, CommandError> {
-    use std::sync::{mpsc, OnceLock};
+    use crate::backends::native::RenderedDocuments;
+    use crate::contract::PlanPods;
+    use crate::parallel::Later;
+    use std::sync::OnceLock;
     check_release_name(&options.release.name)?;
     // Independent tasks on the machine's cores: check the values against the schema
-    // (its frame and its root rules apart), run the guards, render the manifests; all
-    // read the same spec and values. The helper thread starts while the spec is read,
-    // and builds the schema's frame (all but its root rules, which need only the spec)
-    // while the values are merged.
+    // (its frame and its root rules apart), run the guards, render the manifests in
+    // two parts; all read the same spec and values. The helper thread starts while
+    // the spec is read. What needs only the spec and the chart's defaults (the
+    // schema's frame, every plan's pod counts) is queued while the values are merged.
     // What the check decides comes first, as when they ran one after the other:
     // refused values print nothing but the violations, and the guards' findings and
     // the manifests computed meanwhile are dropped. Then the guards: the manifests
     // print only when no finding is an error.
-    let (spec_cell, merged_cell) = (OnceLock::new(), OnceLock::new());
-    let (frame, rules, findings, manifests) = (
-        OnceLock::new(),
-        OnceLock::new(),
-        OnceLock::new(),
-        OnceLock::new(),
-    );
+    let (spec_cell, chart_cell, merged_cell) = (OnceLock::new(), OnceLock::new(), OnceLock::new());
+    let (frame_schema, plan_pods) = (Later::default(), Later::default());
+    let (frame, rules) = (OnceLock::new(), OnceLock::new());
+    let findings: [OnceLock<Vec<crate::guards::Finding>>; 2] = Default::default();
+    let parts: [OnceLock<Result<RenderedDocuments, crate::expr::EvalError>>; RENDER_PARTS] =
+        Default::default();
     crate::parallel::with_early_helper(|tasks| -> Result<(), CommandError> {
         let spec = read_spec(spec_path)?;
+
         let spec: &Spec = spec_cell.get_or_init(move || spec);
-        let (values_tx, values_rx) = mpsc::channel::<&MergedValues>();
-        let frame = &frame;
+        let (frame_schema, plan_pods) = (&frame_schema, &plan_pods);
         tasks.push(Box::new(move || {
-            let schema = crate::contract::schema::frame_schema(spec);
-            if let Ok(merged) = values_rx.recv() {
-                let _ = frame.set(crate::values::schema_verdict::schema_verdict(
-                    &schema,
-                    &merged.values,
-                ));
-            }
-            left_to_exit(schema);
+            frame_schema.compute(|| crate::contract::schema::frame_schema(spec));
         }));
-        let merged = merge_values_for(spec, options)?;
-        let merged: &MergedValues = merged_cell.get_or_init(move || merged);
-        let _ = values_tx.send(merged);
-        let plan = merged.plan();
-        let (rules, findings, manifests) = (&rules, &findings, &manifests);
+        let chart: &ChartValues = chart_cell.get_or_init(|| chart_values_of(spec));
         tasks.push(Box::new(move || {
-            let _ = rules.set(plan.and_then(|p| {
-                crate::contract::root_rules_verdict(
-                    spec,
-                    &merged.presets,
-                    p,
-                    &merged.defaults,
-                    &merged.values,
-                )
+            plan_pods.compute(|| PlanPods::of(spec, &chart.presets, &chart.defaults));
+        }));
+        let merged = merge_values_for(chart, options)?;
+        let merged: &MergedValues = merged_cell.get_or_init(move || merged);
+        let (frame, rules, findings) = (&frame, &rules, &findings);
+        tasks.push(Box::new(move || {
+            let schema = frame_schema.wait();
+            let _ = frame.set(schema.and_then(|schema| {
+                crate::values::schema_verdict::schema_verdict(schema, &merged.values)
             }));
         }));
         tasks.push(Box::new(move || {
-            let _ = manifests.set(render_manifests_of(spec, &merged.values, &options.release));
+            let _ = rules.set(merged.plan().and_then(|plan| {
+                crate::contract::root_rules_verdict_with(
+                    spec,
+                    &chart.presets,
+                    plan,
+                    &chart.defaults,
+                    &merged.values,
+                    plan_pods.wait()?,
+                )
+            }));
+        }));
+        for (part, cell) in parts.iter().enumerate() {
+            tasks.push(Box::new(move || {
+                let _ = cell.set(render_part(spec, &merged.values, &options.release, part));
+            }));
+        }
+        tasks.push(Box::new(move || {
+            let _ = findings[0].set({
+                let mut f = crate::guards::capacity::capacity_findings(spec, &merged.values);
+                f.extend(crate::guards::value_rule_findings(spec, &merged.values));
+                f
+            });
         }));
         tasks.push(Box::new(move || {
-            let _ = findings.set(crate::guards::check_guards(spec, &merged.values));
+            let _ = findings[1].set(crate::guards::whole_number_rule_findings(
+                spec,
+                &merged.values,
+            ));
         }));
         tasks.work();
         Ok(())
@@ -346,7 +362,12 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
         rules.into_inner().expect("the rules were checked"),
     );
     merged.check_after(&spec, verdict)?;
-    let findings = findings.into_inner().expect("the guards ran");
+    let findings = crate::guards::sorted_findings(
+        findings
+            .into_iter()
+            .map(|f| f.into_inner().expect("the guards ran"))
+            .collect(),
+    );
     for finding in &findings {
         eprintln!("{finding}");
     }
@@ -356,29 +377,39 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     {
         return Ok(Exit::Findings);
     }
-    let text = manifests.into_inner().expect("the manifests rendered")?;
+    let parts = parts
+        .into_iter()
+        .map(|p| p.into_inner().expect("every part rendered"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let text = crate::backends::native::print_manifests(&spec, &merged.values, parts);
     crate::backends::limits::check_object_limits(&text)?;
     let _ = io::stdout().lock().write_all(text.as_bytes());
-    left_to_exit((spec, merged, text));
+    left_to_exit((spec, merged, frame_schema, plan_pods, text));
+    left_to_exit(chart_cell);
     Ok(Exit::Ok)
 }
 
-/// Renders each document as it is built, and drops it.
-fn render_manifests_of(
+/// The parts `render` renders its manifests in, side by side.
+const RENDER_PARTS: usize = 3;
+
+/// Part `part` of the manifests ([`crate::objects::each_object_in_part`]): renders
+/// each document as it is built, and drops it.
+fn render_part(
     spec: &Spec,
     values: &serde_json::Value,
     release: &Release,
-) -> Result<String, CommandError> {
+    part: usize,
+) -> Result<crate::backends::native::RenderedDocuments, crate::expr::EvalError> {
     let mut manifests = Manifests::new(spec, values, release);
     let mut failed = None;
-    crate::objects::each_object_of(spec, &mut |doc, workload| {
+    crate::objects::each_object_in_part(spec, part, RENDER_PARTS, &mut |doc, workload| {
         if failed.is_none() {
             failed = manifests.add_of(&doc, workload).err();
         }
     });
     match failed {
-        Some(error) => Err(error.into()),
-        None => Ok(manifests.finish()),
+        Some(error) => Err(error),
+        None => Ok(manifests.into_rendered()),
     }
 }
 
@@ -433,17 +464,31 @@ fn describe_sources(options: &RenderOptions) -> String {
 
 /// The values of a preset, `-f` files and `--set` pairs, checked against the schema.
 fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value, CommandError> {
-    let merged = merge_values_for(spec, options)?;
+    let chart = chart_values_of(spec);
+    let merged = merge_values_for(&chart, options)?;
     merged.check(spec)?;
     Ok(merged.values)
 }
 
+/// The chart's own values: its defaults, and its presets fitted over them.
+struct ChartValues {
+    defaults: serde_json::Value,
+    presets: std::collections::BTreeMap<String, crate::values::presets::Preset>,
+}
+
+/// The chart's defaults and presets of `spec`.
+fn chart_values_of(spec: &Spec) -> ChartValues {
+    let defaults = crate::values::default_values(spec);
+    let presets = presets_over(spec, crate::values::entries_of(&defaults));
+    ChartValues { defaults, presets }
+}
+
 /// The values of a command, merged and not yet checked, with what checking them and
 /// placing a violation in its source need.
-struct MergedValues {
+struct MergedValues<'c> {
     values: serde_json::Value,
-    presets: std::collections::BTreeMap<String, crate::values::presets::Preset>,
-    defaults: serde_json::Value,
+    presets: &'c std::collections::BTreeMap<String, crate::values::presets::Preset>,
+    defaults: &'c serde_json::Value,
     /// Each `-f` file's name and text.
     texts: Vec<(String, String)>,
     set: serde_json::Map<String, serde_json::Value>,
@@ -452,7 +497,10 @@ struct MergedValues {
 }
 
 /// Merges the chart's defaults, the preset, each `-f` file and `--set`, as Helm does.
-fn merge_values_for(spec: &Spec, options: &RenderOptions) -> Result<MergedValues, CommandError> {
+fn merge_values_for<'c>(
+    chart: &'c ChartValues,
+    options: &RenderOptions,
+) -> Result<MergedValues<'c>, CommandError> {
     let mut sources = Vec::new();
     let mut texts = Vec::new();
     for file in &options.values_files {
@@ -469,8 +517,7 @@ fn merge_values_for(spec: &Spec, options: &RenderOptions) -> Result<MergedValues
     if !options.set.is_empty() {
         sources.push(ValuesSource::Set(set.clone()));
     }
-    let defaults = crate::values::default_values(spec);
-    let presets = presets_over(spec, crate::values::entries_of(&defaults));
+    let ChartValues { defaults, presets } = chart;
     let overlay = match &options.preset {
         None => None,
         Some(name) => Some(
@@ -484,7 +531,7 @@ fn merge_values_for(spec: &Spec, options: &RenderOptions) -> Result<MergedValues
         ),
     };
     let values =
-        crate::values::resolve_values_over(crate::values::entries_of(&defaults), overlay, &sources);
+        crate::values::resolve_values_over(crate::values::entries_of(defaults), overlay, &sources);
     Ok(MergedValues {
         values,
         presets,
@@ -495,16 +542,16 @@ fn merge_values_for(spec: &Spec, options: &RenderOptions) -> Result<MergedValues
     })
 }
 
-impl MergedValues {
+impl MergedValues<'_> {
     /// Checks the values against `values.schema.json`, as Helm does before it renders
     /// (exit 2 with each violation placed in its source).
     fn check(&self, spec: &Spec) -> Result<(), CommandError> {
         let verdict = self.plan().and_then(|p| {
             crate::contract::plan_schema_verdict(
                 spec,
-                &self.presets,
+                self.presets,
                 p,
-                &self.defaults,
+                self.defaults,
                 &self.values,
             )
         });
@@ -532,7 +579,7 @@ impl MergedValues {
             return Ok(());
         }
         let checked = match plan
-            .and_then(|p| Contract::for_plan_over(spec, self.presets.clone(), p, &self.defaults))
+            .and_then(|p| Contract::for_plan_over(spec, self.presets.clone(), p, self.defaults))
         {
             Some(contract) => {
                 // The plan's rules are moved into the schema, not copied. Both are
@@ -542,7 +589,7 @@ impl MergedValues {
                     spec,
                     contract.take_rule_schemas(),
                     contract.pods,
-                    &self.defaults,
+                    self.defaults,
                 );
                 drop(contract);
                 check_values_schema(values, &schema, describe).or_else(|_| whole_schema())

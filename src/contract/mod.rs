@@ -114,38 +114,75 @@ impl Contract {
     }
 }
 
+/// What every plan's bounds are read from, and the largest pod counts of every plan,
+/// each read from the plan's capacity report without building its contract. They
+/// depend on the spec and the chart's defaults only, never on the values checked, so
+/// `render` computes them while it merges the values.
+pub struct PlanPods {
+    exprs: crate::capacity::CapacityExprs,
+    /// The defaults, over the paths the bounds read.
+    map: serde_json::Map<String, Value>,
+    names: Vec<String>,
+    /// The largest of every plan's pod counts.
+    pub pods: plans::PodBounds,
+}
+
+impl PlanPods {
+    /// Every plan's pod counts, read from its capacity report.
+    pub fn of(spec: &Spec, presets: &BTreeMap<String, Preset>, defaults: &Value) -> Self {
+        let names = schema::plan_names_of(presets);
+        let exprs = crate::capacity::capacity_exprs(spec);
+        // Each plan is resolved over the part of the defaults its bounds read.
+        let map = crate::values::project_values(
+            crate::values::entries_of(defaults),
+            &plans::read_paths(spec, &exprs),
+        );
+        let mut pods = plans::PodBounds::default();
+        for name in &names {
+            let values = schema::plan_values_over(&map, presets, name);
+            pods = pods.max(plans::pod_bounds_over(&exprs, spec, &values));
+        }
+        PlanPods {
+            exprs,
+            map,
+            names,
+            pods,
+        }
+    }
+
+    /// The contract of plan `plan` alone (`None` when the spec has no such plan).
+    pub fn own_plan(
+        &self,
+        spec: &Spec,
+        presets: &BTreeMap<String, Preset>,
+        plan: &str,
+    ) -> Option<Vec<plans::PlanContract>> {
+        if !self.names.iter().any(|n| n == plan) {
+            return None;
+        }
+        let values = schema::plan_values_over(&self.map, presets, plan);
+        Some(vec![plans::plan_contract_over(
+            &self.exprs,
+            spec,
+            plan,
+            &values,
+        )])
+    }
+}
+
 /// The contract of plan `plan` alone (`None` when the spec has no such plan), and the
-/// largest pod counts of every plan, read from each other plan's capacity report
-/// without building its contract.
+/// largest pod counts of every plan ([`PlanPods`]).
 fn plan_and_pod_bounds(
     spec: &Spec,
     presets: &BTreeMap<String, Preset>,
     plan: &str,
     defaults: &Value,
 ) -> Option<(Vec<plans::PlanContract>, plans::PodBounds)> {
-    let names = schema::plan_names_of(presets);
-    if !names.iter().any(|n| n == plan) {
+    if !schema::plan_names_of(presets).iter().any(|n| n == plan) {
         return None;
     }
-    let exprs = crate::capacity::capacity_exprs(spec);
-    // Each plan is resolved over the part of the defaults its bounds read.
-    let map = crate::values::project_values(
-        crate::values::entries_of(defaults),
-        &plans::read_paths(spec, &exprs),
-    );
-    let mut pods = plans::PodBounds::default();
-    let mut own = Vec::new();
-    for name in &names {
-        let values = schema::plan_values_over(&map, presets, name);
-        if name == plan {
-            let contract = plans::plan_contract_over(&exprs, spec, name, &values);
-            pods = pods.max(plans::PodBounds::of(std::slice::from_ref(&contract)));
-            own.push(contract);
-        } else {
-            pods = pods.max(plans::pod_bounds_over(&exprs, spec, &values));
-        }
-    }
-    Some((own, pods))
+    let pods = PlanPods::of(spec, presets, defaults);
+    Some((pods.own_plan(spec, presets, plan)?, pods.pods))
 }
 
 /// Whether `values`, whose `capacityPlan` is `plan`, pass the schema of
@@ -199,8 +236,25 @@ pub fn root_rules_verdict(
     defaults: &Value,
     values: &Value,
 ) -> Option<bool> {
+    if !schema::plan_names_of(presets).iter().any(|n| n == plan) {
+        return None;
+    }
+    let pods = PlanPods::of(spec, presets, defaults);
+    root_rules_verdict_with(spec, presets, plan, defaults, values, &pods)
+}
+
+/// [`root_rules_verdict`] with every plan's pod counts already read.
+pub fn root_rules_verdict_with(
+    spec: &Spec,
+    presets: &BTreeMap<String, Preset>,
+    plan: &str,
+    defaults: &Value,
+    values: &Value,
+    plan_pods: &PlanPods,
+) -> Option<bool> {
     use crate::values::schema_verdict::schema_verdict_in;
-    let (mut own, pods) = plan_and_pod_bounds(spec, presets, plan, defaults)?;
+    let mut own = plan_pods.own_plan(spec, presets, plan)?;
+    let pods = plan_pods.pods;
     let definitions = schema::root_rule_definitions(spec, pods, defaults);
     let root = object([("definitions", Value::Object(definitions))]);
     let mut verdict = Some(true);

@@ -37,7 +37,10 @@ pub use managed_env::{
     database_env_names, managed_arg_names, managed_env_names, managed_settings_keys,
     sets_managed_variable, sets_workers,
 };
-pub use registry::{check_guards, check_guards_with, readme_rule_list, Rule, RULES};
+pub use registry::{
+    check_guards, check_guards_with, readme_rule_list, sorted_findings, value_rule_findings,
+    whole_number_rule_findings, Rule, RULES,
+};
 pub use typed_values::workload_values;
 
 #[cfg(test)]

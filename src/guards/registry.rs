@@ -213,18 +213,44 @@ pub fn check_guards(spec: &Spec, values: &Value) -> Vec<Finding> {
 /// [`check_guards`] with both capacity rules' findings already computed
 /// ([`capacity::capacity_findings_over`]: `generate` shares the capacity report).
 pub fn check_guards_with(spec: &Spec, values: &Value, capacity: Vec<Finding>) -> Vec<Finding> {
-    let mut findings = capacity;
-    let mut whole = None;
+    sorted_findings(vec![
+        capacity,
+        value_rule_findings(spec, values),
+        whole_number_rule_findings(spec, values),
+    ])
+}
+
+/// The findings of the rules that read the values as they are ([`Check::Values`]): with
+/// [`whole_number_rule_findings`] and the capacity rules' findings, every finding of
+/// [`check_guards`]. `render` computes the parts on different cores.
+pub fn value_rule_findings(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let mut findings = Vec::new();
     for rule in RULES {
-        match rule.check {
-            Some(Check::Values(check)) => findings.extend(check(spec, values)),
-            Some(Check::WholeNumbers(check)) => {
-                let whole = whole.get_or_insert_with(|| crate::values::integral_numbers(values));
-                findings.extend(check(spec, whole));
-            }
-            Some(Check::Capacity) | None => {}
+        if let Some(Check::Values(check)) = rule.check {
+            findings.extend(check(spec, values));
         }
     }
+    findings
+}
+
+/// The findings of the rules that read the values' whole-number copy
+/// ([`Check::WholeNumbers`]), which is made once for all of them.
+pub fn whole_number_rule_findings(spec: &Spec, values: &Value) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut whole = None;
+    for rule in RULES {
+        if let Some(Check::WholeNumbers(check)) = rule.check {
+            let whole = whole.get_or_insert_with(|| crate::values::integral_numbers(values));
+            findings.extend(check(spec, whole));
+        }
+    }
+    findings
+}
+
+/// The findings of every part, errors first, then by values path and rule id. Each
+/// rule's findings come from one part, so the parts' order changes nothing.
+pub fn sorted_findings(parts: Vec<Vec<Finding>>) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = parts.into_iter().flatten().collect();
     findings.sort_by(|a, b| (a.severity, &a.path, a.rule).cmp(&(b.severity, &b.path, b.rule)));
     findings
 }
@@ -367,6 +393,54 @@ mod tests {
             "rollout.drain"
         )));
         assert_eq!(findings.len(), 12, "{findings:#?}");
+    }
+
+    /// The three parts `render` computes apart hold each rule's findings in one part
+    /// (the rules that read the values as they are, those that read whole numbers, the
+    /// capacity rules), and sorted in any order they are [`check_guards`]' findings.
+    #[test]
+    fn the_parts_of_the_findings_sort_into_check_guards() {
+        let spec = example("agent-platform");
+        let v = with(
+            values(&spec, None),
+            &[
+                ("workloads.api.replicaCount", json!(2.0)),
+                ("workloads.api.terminationGracePeriodSeconds", json!(59.0)),
+                (
+                    "postgresPooler",
+                    json!({"enabled": true, "poolMode": "statement"}),
+                ),
+                ("workloads.api.maxUnavailable", json!(0)),
+            ],
+        );
+        let value_rules = value_rule_findings(&spec, &v);
+        let whole_rules = whole_number_rule_findings(&spec, &v);
+        let capacity = capacity::capacity_findings(&spec, &v);
+        let kind_of = |id: &str| RULES.iter().find(|r| r.id == id).map(|r| r.check);
+        assert!(!value_rules.is_empty() && !whole_rules.is_empty());
+        for f in &value_rules {
+            assert!(
+                matches!(kind_of(f.rule), Some(Some(Check::Values(_)))),
+                "{}",
+                f.rule
+            );
+        }
+        for f in &whole_rules {
+            assert!(
+                matches!(kind_of(f.rule), Some(Some(Check::WholeNumbers(_)))),
+                "{}",
+                f.rule
+            );
+        }
+        let whole = check_guards(&spec, &v);
+        assert_eq!(
+            whole.len(),
+            value_rules.len() + whole_rules.len() + capacity.len()
+        );
+        assert_eq!(
+            sorted_findings(vec![whole_rules, capacity, value_rules]),
+            whole
+        );
     }
 
     #[test]

@@ -69,13 +69,31 @@ pub fn each_object(spec: &Spec, emit: &mut dyn FnMut(Document)) {
 /// [`each_object`], with each document the workload whose objects it is (`None` for
 /// the chart's own): its values are most of what the document reads.
 pub fn each_object_of(spec: &Spec, emit: &mut dyn FnMut(Document, Option<&str>)) {
-    let mut chart_wide = |doc| emit(doc, None);
-    each_chart_object(spec, &mut chart_wide);
+    each_object_in_part(spec, 0, 1, emit);
+}
+
+/// [`each_object_of`] of part `part` (from 0) of `parts`, which together hand over
+/// every document once, in the same order: the chart's own documents are in the first
+/// part, and the workloads are cut into `parts` runs of equal length (within one).
+/// `render` builds and renders the parts on different cores.
+pub fn each_object_in_part(
+    spec: &Spec,
+    part: usize,
+    parts: usize,
+    emit: &mut dyn FnMut(Document, Option<&str>),
+) {
+    if part == 0 {
+        let mut chart_wide = |doc| emit(doc, None);
+        each_chart_object(spec, &mut chart_wide);
+    }
+    let all = spec.workloads.all();
+    let count = all.len();
+    let (first, end) = (count * part / parts, count * (part + 1) / parts);
     // The same for every workload: copied once, not once per workload (the pools'
     // names made this quadratic in workloads).
     let shared_stores: Vec<String> = spec.shared_stores().iter().map(|s| s.to_string()).collect();
     let pool_workloads: Vec<String> = spec.workloads.pool.keys().cloned().collect();
-    for (name, workload) in spec.workloads.all() {
+    for (name, workload) in all.into_iter().take(end).skip(first) {
         let declared = workload.allocation_values();
         let w = Workload {
             name,
@@ -205,6 +223,48 @@ impl Workload<'_> {
 mod tests {
     use super::*;
     use crate::guards::testing::example;
+
+    /// Each document's file and workload, in the order they are handed over.
+    fn files_of(spec: &Spec, part: usize, parts: usize) -> Vec<(String, Option<String>)> {
+        let mut out = Vec::new();
+        each_object_in_part(spec, part, parts, &mut |doc, workload| {
+            out.push((doc.file.clone(), workload.map(str::to_string)));
+        });
+        out
+    }
+
+    /// The parts, one after the other, hand over every document once in the order of
+    /// [`each_object_of`], however many there are (more parts than workloads too); the
+    /// chart's own documents are in the first part only.
+    #[test]
+    fn the_parts_hand_over_every_document_once_in_order() {
+        for name in ["agent-platform", "llm-gateway", "web-shop"] {
+            let spec = example(name);
+            let mut whole = Vec::new();
+            each_object_of(&spec, &mut |doc, workload| {
+                whole.push((doc.file.clone(), workload.map(str::to_string)));
+            });
+            assert_eq!(files_of(&spec, 0, 1), whole, "{name}");
+            let workloads = spec.workloads.all().len();
+            for parts in [2, 3, workloads, workloads + 2] {
+                let each: Vec<_> = (0..parts).map(|p| files_of(&spec, p, parts)).collect();
+                assert_eq!(each.concat(), whole, "{name}: {parts} parts");
+                for later in &each[1..] {
+                    assert!(later.iter().all(|(_, w)| w.is_some()), "{name}: {parts}");
+                }
+                let sizes: Vec<usize> = (0..parts)
+                    .map(|p| {
+                        let mut seen: Vec<_> =
+                            each[p].iter().filter_map(|(_, w)| w.clone()).collect();
+                        seen.dedup();
+                        seen.len()
+                    })
+                    .collect();
+                let (most, least) = (sizes.iter().max().unwrap(), sizes.iter().min().unwrap());
+                assert!(most - least <= 1, "{name}: {sizes:?}");
+            }
+        }
+    }
 
     /// The files each workload class adds, as [`each_object`] builds them.
     fn class_files(class: WorkloadClass) -> &'static [&'static str] {
