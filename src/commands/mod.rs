@@ -547,13 +547,7 @@ impl MergedValues<'_> {
     /// (exit 2 with each violation placed in its source).
     fn check(&self, spec: &Spec) -> Result<(), CommandError> {
         let verdict = self.plan().and_then(|p| {
-            crate::contract::plan_schema_verdict(
-                spec,
-                self.presets,
-                p,
-                self.defaults,
-                &self.values,
-            )
+            crate::contract::plan_schema_verdict(spec, self.presets, p, self.defaults, &self.values)
         });
         self.check_after(spec, verdict)
     }

@@ -1,0 +1,465 @@
+//! Reading a spec on the machine's cores: its `workloads` cut into runs of whole
+//! workloads, each read beside the rest of the spec, and joined. Most of a large spec
+//! is its workloads, and reading the spec came before anything else in `render`.
+//!
+//! Only a layout this recognizes for certain is cut: top-level keys at column 0, the
+//! workload classes one indentation under `workloads:`, each workload's name one more,
+//! every key line of those three levels with no value on it, no anchor, alias, tab or
+//! carriage return, and no quote or flow collection on a top-level line. A cut inside
+//! a quoted scalar or a flow collection leaves its part unterminated, which cannot be
+//! read; a block or plain scalar cannot hold a line that looks like a key at its own
+//! indentation. Any part that cannot be read, a workload twice or anything else
+//! unexpected makes [`read_in_parts`] give `None`, and the spec is read whole, as
+//! before, with its messages.
+
+use super::{Spec, Workloads};
+use serde::Deserialize;
+
+/// Texts of at most this many bytes are cut. serde-saphyr's default budget counts at
+/// most 250,000 nodes and 1,000,000 events a read, and a node takes at least a byte
+/// of text (an event at most half of one): such a text breaks no budget whole, so it
+/// breaks none in parts either way.
+const MAX_CUT_BYTES: usize = 250_000;
+
+/// Fewer bytes of workloads than this are read whole: the parts' threads would cost
+/// more than they save.
+const MIN_CUT_BYTES: usize = 16 * 1024;
+
+/// The workload classes, as `workloads` names them.
+const CLASSES: [&str; 5] = ["api", "jobs", "pool", "worker", "migrate"];
+
+/// `workloads` alone, as a part of the spec is read.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkloadsPart {
+    workloads: Workloads,
+}
+
+/// The spec of `text` read in parts on the machine's cores (`None`: read it whole).
+pub(super) fn read_in_parts(text: &str, options: fn() -> serde_saphyr::Options) -> Option<Spec> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 {
+        return None;
+    }
+    read_cut(&cut_spec(text, 2 * cores - 1, MIN_CUT_BYTES)?, options)
+}
+
+/// The spec the parts of `cut` read as, joined; `None` when a part cannot be read or
+/// a workload is in two parts.
+fn read_cut(cut: &Cut, options: fn() -> serde_saphyr::Options) -> Option<Spec> {
+    let indices: Vec<usize> = (0..=cut.parts.len()).collect();
+    let read = crate::parallel::map_in_parallel(&indices, |&i| match i {
+        0 => serde_saphyr::from_str_with_options::<Spec>(&cut.rest, options())
+            .ok()
+            .map(|spec| Part::Rest(Box::new(spec))),
+        _ => serde_saphyr::from_str_with_options::<WorkloadsPart>(&cut.parts[i - 1], options())
+            .ok()
+            .map(|w| Part::Workloads(w.workloads)),
+    });
+    let mut read = read.into_iter();
+    let Some(Some(Part::Rest(mut spec))) = read.next() else {
+        return None;
+    };
+    for part in read {
+        let Some(Part::Workloads(w)) = part else {
+            return None;
+        };
+        join_into(&mut spec.workloads.api, w.api)?;
+        join_into(&mut spec.workloads.jobs, w.jobs)?;
+        join_into(&mut spec.workloads.pool, w.pool)?;
+        join_into(&mut spec.workloads.worker, w.worker)?;
+        join_into(&mut spec.workloads.migrate, w.migrate)?;
+    }
+    Some(*spec)
+}
+
+/// What one part of the text reads as.
+enum Part {
+    Rest(Box<Spec>),
+    Workloads(Workloads),
+}
+
+/// Moves `more` into `all`; `None` when a name is in both.
+fn join_into<V>(
+    all: &mut std::collections::BTreeMap<String, V>,
+    more: std::collections::BTreeMap<String, V>,
+) -> Option<()> {
+    for (name, value) in more {
+        if all.insert(name, value).is_some() {
+            return None;
+        }
+    }
+    Some(())
+}
+
+/// A spec's text cut for [`read_in_parts`]. Every text has the lines of the whole,
+/// each where it was, and blank lines for the others, so a line number is the same in
+/// a part as in the whole.
+#[derive(Debug, PartialEq)]
+struct Cut {
+    /// The spec with `workloads: {}`.
+    rest: String,
+    /// `workloads:` and runs of whole workloads, each under its class's line.
+    parts: Vec<String>,
+}
+
+/// One line of the text: its bytes (newline included) and indentation.
+struct Line<'t> {
+    text: &'t str,
+    indent: usize,
+    /// Blank, or only a comment.
+    empty: bool,
+}
+
+/// `text` cut into the rest and at most `parts` runs of workloads of about equal
+/// length; `None` when its layout is not certainly one this can cut, or its workloads
+/// hold fewer than `min_bytes`.
+fn cut_spec(text: &str, parts: usize, min_bytes: usize) -> Option<Cut> {
+    if text.len() > MAX_CUT_BYTES
+        || parts == 0
+        || text
+            .bytes()
+            .any(|b| matches!(b, b'&' | b'*' | b'\t' | b'\r'))
+    {
+        return None;
+    }
+    let lines: Vec<Line<'_>> = text
+        .split_inclusive('\n')
+        .map(|l| {
+            let content = l.trim_start_matches(' ');
+            let trimmed = content.trim_end();
+            Line {
+                text: l,
+                indent: l.len() - content.len(),
+                empty: trimmed.is_empty() || trimmed.starts_with('#'),
+            }
+        })
+        .collect();
+    let all = &lines;
+    let key_lines = move |indent: usize, range: std::ops::Range<usize>| {
+        range.filter(move |&i| !all[i].empty && all[i].indent == indent)
+    };
+    // Top-level keys, each once, and the lines `workloads` holds.
+    let mut keys = Vec::new();
+    for i in key_lines(0, 0..lines.len()) {
+        let (key, value) = key_line(lines[i].text)?;
+        if keys.iter().any(|(k, _)| *k == key)
+            || value.contains(['"', '\'', '{', '}', '[', ']', '|', '>'])
+            || (key == "workloads" && !value.is_empty())
+        {
+            return None;
+        }
+        keys.push((key, i));
+    }
+    let at = keys.iter().position(|(k, _)| *k == "workloads")?;
+    let start = keys[at].1;
+    let end = keys.get(at + 1).map_or(lines.len(), |(_, i)| *i);
+    // The classes, one indentation under `workloads:`, and their workloads, one more:
+    // every line of the body at or above a workload's indentation is one of those.
+    let class_indent = lines[start + 1..end].iter().find(|l| !l.empty)?.indent;
+    let class_starts: Vec<usize> = key_lines(class_indent, start + 1..end).collect();
+    let mut runs: Vec<(usize, (usize, usize))> = Vec::new();
+    let mut classes = Vec::new();
+    for (k, &class_line) in class_starts.iter().enumerate() {
+        let (class, value) = key_line(&lines[class_line].text[class_indent..])?;
+        if !value.is_empty() || !CLASSES.contains(&class) || classes.contains(&class) {
+            return None;
+        }
+        classes.push(class);
+        let class_end = class_starts.get(k + 1).copied().unwrap_or(end);
+        let inner = class_line + 1..class_end;
+        let Some(first) = inner.clone().find(|&i| !lines[i].empty) else {
+            continue;
+        };
+        let indent = lines[first].indent;
+        if indent <= class_indent
+            || inner
+                .clone()
+                .any(|i| !lines[i].empty && lines[i].indent < indent)
+        {
+            return None;
+        }
+        let names: Vec<usize> = key_lines(indent, inner).collect();
+        for (n, &name_line) in names.iter().enumerate() {
+            if !key_line(&lines[name_line].text[indent..])?.1.is_empty() {
+                return None;
+            }
+            let to = names.get(n + 1).copied().unwrap_or(class_end);
+            runs.push((class_line, (name_line, to)));
+        }
+    }
+    if lines[start + 1..end]
+        .iter()
+        .any(|l| !l.empty && l.indent < class_indent)
+    {
+        return None;
+    }
+    let bytes_of = |(from, to): (usize, usize)| -> usize {
+        lines[from..to].iter().map(|l| l.text.len()).sum()
+    };
+    let total: usize = runs.iter().map(|&(_, r)| bytes_of(r)).sum();
+    if total < min_bytes || runs.is_empty() {
+        return None;
+    }
+    // Runs of whole workloads, in order, cut once a part holds its share.
+    let share = total.div_ceil(parts);
+    let mut chosen: Vec<Vec<(usize, (usize, usize))>> = vec![Vec::new()];
+    let mut held = 0;
+    for &(class_line, run) in &runs {
+        if held >= share {
+            chosen.push(Vec::new());
+            held = 0;
+        }
+        chosen.last_mut()?.push((class_line, run));
+        held += bytes_of(run);
+    }
+    let blank = |from: usize, to: usize, out: &mut String| {
+        out.extend(std::iter::repeat_n('\n', to.saturating_sub(from)));
+    };
+    let parts = chosen
+        .iter()
+        .map(|runs| {
+            let mut out = String::with_capacity(total / parts + lines.len());
+            blank(0, start, &mut out);
+            out.push_str("workloads:\n");
+            let mut at = start + 1;
+            let mut class_now = None;
+            for &(class_line, (from, to)) in runs {
+                if class_now != Some(class_line) {
+                    blank(at, class_line, &mut out);
+                    out.push_str(lines[class_line].text);
+                    at = class_line + 1;
+                    class_now = Some(class_line);
+                }
+                blank(at, from, &mut out);
+                for line in &lines[from..to] {
+                    out.push_str(line.text);
+                }
+                at = to;
+            }
+            out
+        })
+        .collect();
+    let mut rest = String::with_capacity(text.len() - total + lines.len());
+    for line in &lines[..start] {
+        rest.push_str(line.text);
+    }
+    rest.push_str("workloads: {}\n");
+    blank(start + 1, end, &mut rest);
+    for line in &lines[end..] {
+        rest.push_str(line.text);
+    }
+    Some(Cut { rest, parts })
+}
+
+/// A key line with the indentation removed: its key (letters, digits, `_`, `-`, `.`,
+/// a letter or digit first) and what follows the colon, without a comment; `None`
+/// for any other line.
+fn key_line(line: &str) -> Option<(&str, &str)> {
+    let (key, value) = line.split_once(':')?;
+    let first = key.bytes().next()?;
+    if !first.is_ascii_alphanumeric()
+        || !key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        return None;
+    }
+    if !(value.is_empty() || value.starts_with([' ', '\n'])) {
+        return None;
+    }
+    let value = value.trim();
+    let value = if value.starts_with('#') { "" } else { value };
+    Some((key, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every spec-like text of the repository: the examples and every YAML fixture.
+    fn texts() -> Vec<(String, String)> {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let mut paths: Vec<std::path::PathBuf> = ["agent-platform", "llm-gateway", "web-shop"]
+            .iter()
+            .map(|e| format!("{root}/examples/{e}/shipshape.yaml").into())
+            .collect();
+        let mut dirs = vec![std::path::PathBuf::from(format!("{root}/tests/fixtures"))];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "yaml") {
+                    paths.push(path);
+                }
+            }
+        }
+        paths.sort();
+        paths
+            .into_iter()
+            .filter_map(|p| Some((p.display().to_string(), std::fs::read_to_string(&p).ok()?)))
+            .collect()
+    }
+
+    /// A spec of 10 workloads of every class (`benches/synth.py 10`).
+    fn synth() -> String {
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/cut/synth-10.yaml"
+        ))
+        .unwrap()
+    }
+
+    fn whole(text: &str) -> Option<Spec> {
+        super::super::read_whole(text, super::super::spec_options()).ok()
+    }
+
+    /// The spec read in parts is the spec read whole, whenever the parts can be read:
+    /// for every text of the repository cut in 1 to 5 parts, and for every spec that
+    /// the whole read accepts and whose layout is the usual one, the parts are read.
+    #[test]
+    fn a_spec_read_in_parts_is_the_spec_read_whole() {
+        let mut cut_and_read = 0;
+        for (name, text) in texts() {
+            let whole = whole(&text);
+            for parts in 1..=5 {
+                let Some(cut) = cut_spec(&text, parts, 0) else {
+                    continue;
+                };
+                assert!(cut.parts.len() <= parts, "{name}");
+                let read = read_cut(&cut, super::super::spec_options);
+                if let Some(spec) = &read {
+                    assert_eq!(Some(spec), whole.as_ref(), "{name}: {parts} parts");
+                    cut_and_read += 1;
+                }
+                if whole.is_some() {
+                    assert!(read.is_some(), "{name}: {parts} parts");
+                }
+            }
+        }
+        assert!(cut_and_read >= 10, "{cut_and_read}");
+    }
+
+    /// Each part holds each of its lines where the whole has it, blank lines for the
+    /// rest; together the parts hold every workload line once, and the rest every other
+    /// line.
+    #[test]
+    fn every_line_is_in_one_part_at_its_own_number() {
+        let text = synth();
+        let cut = cut_spec(&text, 3, 0).expect("the synthetic spec is cut");
+        assert_eq!(cut.parts.len(), 3);
+        let original: Vec<&str> = text.lines().collect();
+        let start = original.iter().position(|l| *l == "workloads:").unwrap();
+        let mut held = vec![0; original.len()];
+        for part in std::iter::once(&cut.rest).chain(&cut.parts) {
+            for (i, line) in part.lines().enumerate() {
+                if i == start {
+                    continue;
+                }
+                if !line.is_empty() {
+                    assert_eq!(line, original[i], "line {}", i + 1);
+                    held[i] += 1;
+                }
+            }
+        }
+        for (i, line) in original.iter().enumerate() {
+            let class = line.len() > 2 && !line.starts_with("   ") && line.starts_with("  ");
+            let expected = match () {
+                _ if i == start || line.is_empty() => 0,
+                // A class's line is in each part that holds some of its workloads.
+                _ if i > start && class => held[i].max(1),
+                _ => 1,
+            };
+            assert_eq!(held[i], expected, "line {}: {line}", i + 1);
+        }
+        assert!(cut.rest.lines().nth(start) == Some("workloads: {}"));
+    }
+
+    /// A text is cut only in the layout this recognizes for certain.
+    #[test]
+    fn other_layouts_are_read_whole() {
+        let base = "chart:\n  name: x\nworkloads:\n  api:\n    web:\n      port: 80\n    two:\n      port: 81\npresets:\n  small:\n    description: s\n";
+        assert!(cut_spec(base, 2, 0).is_some());
+        let changed = [
+            ("port: 80", "port: *p"),
+            ("port: 81", "port: &p 81"),
+            ("  name: x", "\tname: x"),
+            ("\n", "\r\n"),
+            ("chart:\n  name: x", "chart: {name: x}"),
+            ("chart:\n  name: x", "chart: \"x\""),
+            (
+                "workloads:\n  api:\n",
+                "workloads: # the workloads\n  api:\n",
+            ),
+            ("  api:\n", "  api: {}\n  jobs:\n"),
+            ("  api:\n", "  apis:\n"),
+            ("    two:\n", "    two: {port: 81}\n"),
+            ("    two:\n", "   two:\n"),
+            (
+                "      port: 81\n",
+                "      port: 81\n  api:\n    three:\n      port: 82\n",
+            ),
+            ("presets:\n", "chart:\npresets:\n"),
+            ("presets:\n", "presets: # the presets\n  # {}\n---\n"),
+        ];
+        for (from, to) in changed {
+            let text = base.replacen(from, to, 1);
+            let cut = cut_spec(&text, 2, 0);
+            // The comment after `workloads:` is the one change that still cuts.
+            assert_eq!(cut.is_some(), to.contains("# the workloads"), "{to:?}");
+        }
+        assert!(cut_spec(base, 2, base.len()).is_none());
+        assert!(cut_spec(&format!("{base}{}", "#".repeat(MAX_CUT_BYTES)), 2, 0).is_none());
+    }
+
+    /// A cut where a quoted scalar or a flow collection spans lines leaves a part that
+    /// cannot be read, and a workload in two parts is no spec: both are read whole.
+    #[test]
+    fn a_cut_that_breaks_a_scalar_or_repeats_a_workload_is_read_whole() {
+        let text = synth();
+        assert!(whole(&text).is_some());
+        let options = super::super::spec_options;
+        // A workload's key line, as a line of a quoted variable value that the previous
+        // workload opens.
+        let first_env = text.find("\n      env:\n").expect("a workload sets env");
+        let mut broken = text.clone();
+        broken.insert_str(
+            first_env + 1,
+            "      env:\n        - name: X\n          value: \"a\n",
+        );
+        let names: Vec<usize> = broken
+            .match_indices("\n    ")
+            .map(|(i, _)| i + 1)
+            .filter(|&i| broken[i + 4..].starts_with(|c: char| c.is_ascii_lowercase()))
+            .collect();
+        let after = names
+            .iter()
+            .find(|&&i| i > first_env + 40)
+            .copied()
+            .unwrap();
+        // The quote closes on the line after the key line, which stays a key line.
+        let key_end = after + broken[after..].find('\n').unwrap();
+        let line_end = key_end + 1 + broken[key_end + 1..].find('\n').unwrap();
+        broken.insert(line_end, '"');
+        let mut refused = 0;
+        for parts in 1..=5 {
+            let cut = cut_spec(&broken, parts, 0).expect("the layout is cut");
+            let read = read_cut(&cut, options);
+            assert!(read.is_none() || read == whole(&broken), "{parts} parts");
+            refused += usize::from(read.is_none());
+        }
+        assert!(refused > 0);
+        // One workload written twice in one class, cut apart.
+        let twice = text.replacen(
+            "\n  pool:\n",
+            "\n  pool:\n    pool-1:\n      enabled: true\n",
+            1,
+        );
+        assert!(text.contains("\n    pool-1:\n") && whole(&twice).is_none());
+        for parts in 1..=5 {
+            let cut = cut_spec(&twice, parts, 0).expect("the layout is cut");
+            assert_eq!(read_cut(&cut, options), None, "{parts} parts");
+        }
+    }
+}
