@@ -376,6 +376,57 @@ mod tests {
         assert!(cut.rest.lines().nth(start) == Some("workloads: {}"));
     }
 
+    /// A spec is cut when its workloads hold at least the bytes asked for, and
+    /// `read_in_parts` asks for 16 KiB: the 10-workload spec, about 4 KiB of them, is
+    /// read whole.
+    #[test]
+    fn only_specs_with_enough_workloads_are_cut() {
+        let text = synth();
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let start = lines.iter().position(|l| *l == "workloads:\n").unwrap();
+        let end = lines.iter().position(|l| *l == "presets:\n").unwrap();
+        let class = |l: &&&str| l.starts_with("  ") && !l.starts_with("   ");
+        let total: usize = lines[start + 1..end]
+            .iter()
+            .filter(|l| !class(l))
+            .map(|l| l.len())
+            .sum();
+        assert!(cut_spec(&text, 2, total).is_some());
+        assert!(cut_spec(&text, 2, total + 1).is_none());
+        assert!((2_000..MIN_CUT_BYTES).contains(&total), "{total}");
+        assert!(read_in_parts(&text, super::super::spec_options).is_none());
+    }
+
+    /// A spec with enough workloads is read in parts on a machine with two cores or
+    /// more, and the parts' spec is the whole read's: the 10-workload spec with its
+    /// pools written 12 more times, under new names.
+    #[test]
+    fn a_large_spec_is_read_in_parts() {
+        let text = synth();
+        let (pools, workers) = (
+            text.find("\n  pool:\n").unwrap(),
+            text.find("\n  worker:\n").unwrap(),
+        );
+        let block = &text[pools + "\n  pool:\n".len()..=workers];
+        let mut large = text[..=workers].to_string();
+        for copy in 0..12 {
+            large.push_str(&block.replace("    pool-", &format!("    copy{copy}-pool-")));
+        }
+        large.push_str(&text[workers + 1..]);
+        let whole = whole(&large).expect("the large spec reads");
+        assert_eq!(whole.workloads.pool.len(), 13 * synth_pools(&text));
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let parts = read_in_parts(&large, super::super::spec_options);
+        assert_eq!(parts.is_some(), cores > 1);
+        if let Some(spec) = parts {
+            assert_eq!(spec, whole);
+        }
+    }
+
+    fn synth_pools(text: &str) -> usize {
+        whole(text).unwrap().workloads.pool.len()
+    }
+
     /// A text is cut only in the layout this recognizes for certain.
     #[test]
     fn other_layouts_are_read_whole() {
@@ -409,6 +460,16 @@ mod tests {
             // The comment after `workloads:` is the one change that still cuts.
             assert_eq!(cut.is_some(), to.contains("# the workloads"), "{to:?}");
         }
+        // A top-level key may have a plain value on its line; `workloads` may not.
+        let plain = base.replacen("chart:\n", "replicaStrict: true\nchart:\n", 1);
+        assert!(cut_spec(&plain, 2, 0).is_some());
+        let inline = base.replacen("workloads:\n", "workloads: none\n", 1);
+        assert!(cut_spec(&inline, 2, 0).is_none());
+        // At most MAX_CUT_BYTES.
+        let padded = |len: usize| format!("{base}#{}\n", "x".repeat(len - base.len() - 2));
+        assert_eq!(padded(MAX_CUT_BYTES).len(), MAX_CUT_BYTES);
+        assert!(cut_spec(&padded(MAX_CUT_BYTES), 2, 0).is_some());
+        assert!(cut_spec(&padded(MAX_CUT_BYTES + 1), 2, 0).is_none());
         assert!(cut_spec(base, 2, base.len()).is_none());
         assert!(cut_spec(&format!("{base}{}", "#".repeat(MAX_CUT_BYTES)), 2, 0).is_none());
     }
