@@ -188,12 +188,8 @@ fn cut_spec(text: &str, parts: usize, min_bytes: usize) -> Option<Cut> {
             runs.push((class_line, (name_line, to)));
         }
     }
-    if lines[start + 1..end]
-        .iter()
-        .any(|l| !l.empty && l.indent < class_indent)
-    {
-        return None;
-    }
+    // A line less indented than the classes lies in a class (the first line of the
+    // body is one), and is less indented than its workloads: refused above.
     let bytes_of = |(from, to): (usize, usize)| -> usize {
         lines[from..to].iter().map(|l| l.text.len()).sum()
     };
@@ -447,6 +443,9 @@ mod tests {
             ("  api:\n", "  apis:\n"),
             ("    two:\n", "    two: {port: 81}\n"),
             ("    two:\n", "   two:\n"),
+            ("      port: 81\n", "      port: 81\n jobs:\n"),
+            ("chart:\n", "chart x:\n"),
+            ("chart:\n", ": x\nchart:\n"),
             (
                 "      port: 81\n",
                 "      port: 81\n  api:\n    three:\n      port: 82\n",
