@@ -245,6 +245,14 @@ mod tests {
                 whole.push((doc.file.clone(), workload.map(str::to_string)));
             });
             assert_eq!(files_of(&spec, 0, 1), whole, "{name}");
+            assert!(
+                whole.iter().any(|(_, w)| w.is_none()),
+                "{name}: the chart's own"
+            );
+            for (workload, _) in spec.workloads.all() {
+                let of = |(_, w): &(String, Option<String>)| w.as_deref() == Some(workload);
+                assert!(whole.iter().any(of), "{name}: {workload}");
+            }
             let workloads = spec.workloads.all().len();
             for parts in [2, 3, workloads, workloads + 2] {
                 let each: Vec<_> = (0..parts).map(|p| files_of(&spec, p, parts)).collect();
