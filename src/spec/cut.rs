@@ -35,8 +35,27 @@ struct WorkloadsPart {
     workloads: Workloads,
 }
 
+/// The spec of `text`: read in parts on the machine's cores when its layout allows,
+/// otherwise, and whenever a part cannot be read, whole (for its messages).
+pub(super) fn read_spec_text(text: &str) -> Result<Spec, serde_saphyr::Error> {
+    read_in_parts(text, spec_options).map_or_else(|| read_whole(text, spec_options()), Ok)
+}
+
+/// How a spec is read. Its free-form values (`config`, presets) are read as Helm reads
+/// a values file: YAML 1.1, so an unquoted `0755` is 493 in both.
+fn spec_options() -> serde_saphyr::Options {
+    let mut options = serde_saphyr::Options::default();
+    options.legacy_octal_numbers = true;
+    options
+}
+
+/// The spec of `text`, read in one pass.
+fn read_whole(text: &str, options: serde_saphyr::Options) -> Result<Spec, serde_saphyr::Error> {
+    serde_saphyr::from_str_with_options(text, options)
+}
+
 /// The spec of `text` read in parts on the machine's cores (`None`: read it whole).
-pub(super) fn read_in_parts(text: &str, options: fn() -> serde_saphyr::Options) -> Option<Spec> {
+fn read_in_parts(text: &str, options: fn() -> serde_saphyr::Options) -> Option<Spec> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cores < 2 {
         return None;
@@ -308,7 +327,7 @@ mod tests {
     }
 
     fn whole(text: &str) -> Option<Spec> {
-        super::super::read_whole(text, super::super::spec_options()).ok()
+        read_whole(text, spec_options()).ok()
     }
 
     /// The spec read in parts is the spec read whole, whenever the parts can be read:
@@ -324,7 +343,7 @@ mod tests {
                     continue;
                 };
                 assert!(cut.parts.len() <= parts, "{name}");
-                let read = read_cut(&cut, super::super::spec_options);
+                let read = read_cut(&cut, spec_options);
                 if let Some(spec) = &read {
                     assert_eq!(Some(spec), whole.as_ref(), "{name}: {parts} parts");
                     cut_and_read += 1;
@@ -390,7 +409,7 @@ mod tests {
         assert!(cut_spec(&text, 2, total).is_some());
         assert!(cut_spec(&text, 2, total + 1).is_none());
         assert!((2_000..MIN_CUT_BYTES).contains(&total), "{total}");
-        assert!(read_in_parts(&text, super::super::spec_options).is_none());
+        assert!(read_in_parts(&text, spec_options).is_none());
     }
 
     /// A spec with enough workloads is read in parts on a machine with two cores or
@@ -412,7 +431,7 @@ mod tests {
         let whole = whole(&large).expect("the large spec reads");
         assert_eq!(whole.workloads.pool.len(), 13 * synth_pools(&text));
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let parts = read_in_parts(&large, super::super::spec_options);
+        let parts = read_in_parts(&large, spec_options);
         assert_eq!(parts.is_some(), cores > 1);
         if let Some(spec) = parts {
             assert_eq!(spec, whole);
@@ -479,7 +498,7 @@ mod tests {
     fn a_cut_that_breaks_a_scalar_or_repeats_a_workload_is_read_whole() {
         let text = synth();
         assert!(whole(&text).is_some());
-        let options = super::super::spec_options;
+        let options = spec_options;
         // A workload's key line, as a line of a quoted variable value that the previous
         // workload opens.
         let first_env = text.find("\n      env:\n").expect("a workload sets env");

@@ -353,11 +353,7 @@ pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
             hint: "\n  hint: write the text out where it is used, or make it smaller".into(),
         }
     })?;
-    // A large spec is read in parts on the machine's cores when its layout allows;
-    // otherwise, and whenever a part cannot be read, whole (for its messages).
-    let spec =
-        cut::read_in_parts(text, spec_options).map_or_else(|| read_whole(text, spec_options()), Ok);
-    let spec: Spec = spec.map_err(|e| {
+    let spec: Spec = cut::read_spec_text(text).map_err(|e| {
         let (line, column) = e
             .location()
             .map(|l| (l.line(), l.column()))
@@ -377,19 +373,6 @@ pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
     })?;
     check_spec(&spec, file)?;
     Ok(spec)
-}
-
-/// How a spec is read. Its free-form values (`config`, presets) are read as Helm reads
-/// a values file: YAML 1.1, so an unquoted `0755` is 493 in both.
-fn spec_options() -> serde_saphyr::Options {
-    let mut options = serde_saphyr::Options::default();
-    options.legacy_octal_numbers = true;
-    options
-}
-
-/// The spec of `text`, read in one pass.
-fn read_whole(text: &str, options: serde_saphyr::Options) -> Result<Spec, serde_saphyr::Error> {
-    serde_saphyr::from_str_with_options(text, options)
 }
 
 /// serde-saphyr prints `error: line L column C: message at line L, column C`; keep
