@@ -349,20 +349,27 @@ mod tests {
         assert!(seen.len() >= 6, "{seen:?}");
     }
 
+    /// The agent platform's values with a second api replica, a drain longer than the
+    /// api's timeout and the pooler in statement mode (errors and warnings of several
+    /// rules), and `more` set after them.
+    fn agent_platform_breaking_rules(more: &[(&str, Value)]) -> (Spec, Value) {
+        let spec = example("agent-platform");
+        let mut set = vec![
+            ("workloads.api.replicaCount", json!(2.0)),
+            ("workloads.api.terminationGracePeriodSeconds", json!(59.0)),
+            (
+                "postgresPooler",
+                json!({"enabled": true, "poolMode": "statement"}),
+            ),
+        ];
+        set.extend(more.iter().cloned());
+        let v = with(values(&spec, None), &set);
+        (spec, v)
+    }
+
     #[test]
     fn check_guards_returns_every_finding_errors_first_then_by_path() {
-        let spec = example("agent-platform");
-        let v = with(
-            values(&spec, None),
-            &[
-                ("workloads.api.replicaCount", json!(2.0)),
-                ("workloads.api.terminationGracePeriodSeconds", json!(59.0)),
-                (
-                    "postgresPooler",
-                    json!({"enabled": true, "poolMode": "statement"}),
-                ),
-            ],
-        );
+        let (spec, v) = agent_platform_breaking_rules(&[]);
         let findings = check_guards(&spec, &v);
         let summary: Vec<(Severity, &str, &str)> = findings
             .iter()
@@ -400,19 +407,8 @@ mod tests {
     /// capacity rules), and sorted in any order they are [`check_guards`]' findings.
     #[test]
     fn the_parts_of_the_findings_sort_into_check_guards() {
-        let spec = example("agent-platform");
-        let v = with(
-            values(&spec, None),
-            &[
-                ("workloads.api.replicaCount", json!(2.0)),
-                ("workloads.api.terminationGracePeriodSeconds", json!(59.0)),
-                (
-                    "postgresPooler",
-                    json!({"enabled": true, "poolMode": "statement"}),
-                ),
-                ("workloads.api.maxUnavailable", json!(0)),
-            ],
-        );
+        let (spec, v) =
+            agent_platform_breaking_rules(&[("workloads.api.maxUnavailable", json!(0))]);
         let value_rules = value_rule_findings(&spec, &v);
         let whole_rules = whole_number_rule_findings(&spec, &v);
         let capacity = capacity::capacity_findings(&spec, &v);
