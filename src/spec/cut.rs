@@ -38,7 +38,7 @@ struct WorkloadsPart {
 /// The spec of `text`: read in parts on the machine's cores when its layout allows,
 /// otherwise, and whenever a part cannot be read, whole (for its messages).
 pub(super) fn read_spec_text(text: &str) -> Result<Spec, serde_saphyr::Error> {
-    read_in_parts(text, spec_options).map_or_else(|| read_whole(text, spec_options()), Ok)
+    read_in_parts(text).map_or_else(|| read_whole(text), Ok)
 }
 
 /// How a spec is read. Its free-form values (`config`, presets) are read as Helm reads
@@ -50,30 +50,32 @@ fn spec_options() -> serde_saphyr::Options {
 }
 
 /// The spec of `text`, read in one pass.
-fn read_whole(text: &str, options: serde_saphyr::Options) -> Result<Spec, serde_saphyr::Error> {
-    serde_saphyr::from_str_with_options(text, options)
+fn read_whole(text: &str) -> Result<Spec, serde_saphyr::Error> {
+    serde_saphyr::from_str_with_options(text, spec_options())
 }
 
 /// The spec of `text` read in parts on the machine's cores (`None`: read it whole).
-fn read_in_parts(text: &str, options: fn() -> serde_saphyr::Options) -> Option<Spec> {
+fn read_in_parts(text: &str) -> Option<Spec> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cores < 2 {
         return None;
     }
-    read_cut(&cut_spec(text, 2 * cores - 1, MIN_CUT_BYTES)?, options)
+    read_cut(&cut_spec(text, 2 * cores - 1, MIN_CUT_BYTES)?)
 }
 
 /// The spec the parts of `cut` read as, joined; `None` when a part cannot be read or
 /// a workload is in two parts.
-fn read_cut(cut: &Cut, options: fn() -> serde_saphyr::Options) -> Option<Spec> {
+fn read_cut(cut: &Cut) -> Option<Spec> {
     let indices: Vec<usize> = (0..=cut.parts.len()).collect();
     let read = crate::parallel::map_in_parallel(&indices, |&i| match i {
-        0 => serde_saphyr::from_str_with_options::<Spec>(&cut.rest, options())
+        0 => serde_saphyr::from_str_with_options::<Spec>(&cut.rest, spec_options())
             .ok()
             .map(|spec| Part::Rest(Box::new(spec))),
-        _ => serde_saphyr::from_str_with_options::<WorkloadsPart>(&cut.parts[i - 1], options())
-            .ok()
-            .map(|w| Part::Workloads(w.workloads)),
+        _ => {
+            serde_saphyr::from_str_with_options::<WorkloadsPart>(&cut.parts[i - 1], spec_options())
+                .ok()
+                .map(|w| Part::Workloads(w.workloads))
+        }
     });
     let mut read = read.into_iter();
     let Some(Some(Part::Rest(mut spec))) = read.next() else {
@@ -327,7 +329,7 @@ mod tests {
     }
 
     fn whole(text: &str) -> Option<Spec> {
-        read_whole(text, spec_options()).ok()
+        read_whole(text).ok()
     }
 
     /// The spec read in parts is the spec read whole, whenever the parts can be read:
@@ -343,7 +345,7 @@ mod tests {
                     continue;
                 };
                 assert!(cut.parts.len() <= parts, "{name}");
-                let read = read_cut(&cut, spec_options);
+                let read = read_cut(&cut);
                 if let Some(spec) = &read {
                     assert_eq!(Some(spec), whole.as_ref(), "{name}: {parts} parts");
                     cut_and_read += 1;
@@ -409,7 +411,7 @@ mod tests {
         assert!(cut_spec(&text, 2, total).is_some());
         assert!(cut_spec(&text, 2, total + 1).is_none());
         assert!((2_000..MIN_CUT_BYTES).contains(&total), "{total}");
-        assert!(read_in_parts(&text, spec_options).is_none());
+        assert!(read_in_parts(&text).is_none());
     }
 
     /// A spec with enough workloads is read in parts on a machine with two cores or
@@ -431,7 +433,7 @@ mod tests {
         let whole = whole(&large).expect("the large spec reads");
         assert_eq!(whole.workloads.pool.len(), 13 * synth_pools(&text));
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let parts = read_in_parts(&large, spec_options);
+        let parts = read_in_parts(&large);
         assert_eq!(parts.is_some(), cores > 1);
         if let Some(spec) = parts {
             assert_eq!(spec, whole);
@@ -498,7 +500,6 @@ mod tests {
     fn a_cut_that_breaks_a_scalar_or_repeats_a_workload_is_read_whole() {
         let text = synth();
         assert!(whole(&text).is_some());
-        let options = spec_options;
         // A workload's key line, as a line of a quoted variable value that the previous
         // workload opens.
         let first_env = text.find("\n      env:\n").expect("a workload sets env");
@@ -524,7 +525,7 @@ mod tests {
         let mut refused = 0;
         for parts in 1..=5 {
             let cut = cut_spec(&broken, parts, 0).expect("the layout is cut");
-            let read = read_cut(&cut, options);
+            let read = read_cut(&cut);
             assert!(read.is_none() || read == whole(&broken), "{parts} parts");
             refused += usize::from(read.is_none());
         }
@@ -538,7 +539,7 @@ mod tests {
         assert!(text.contains("\n    pool-1:\n") && whole(&twice).is_none());
         for parts in 1..=5 {
             let cut = cut_spec(&twice, parts, 0).expect("the layout is cut");
-            assert_eq!(read_cut(&cut, options), None, "{parts} parts");
+            assert_eq!(read_cut(&cut), None, "{parts} parts");
         }
     }
 }
