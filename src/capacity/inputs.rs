@@ -2,7 +2,7 @@
 //! processes and allocation sizes are read from, and the checks a preset's values must
 //! pass before the formula is evaluated over them.
 
-use crate::capacity::allocations::{effective_size, postgres_allocation_on};
+use crate::capacity::allocations::{allocation_on_feature, effective_size_with};
 use crate::capacity::formula::{CapacityExprs, WorkloadExprs};
 use crate::expr::{lit, val, EvalContext, EvalError, Expr, ValuePath};
 use crate::model::DependencyCapacity;
@@ -27,7 +27,7 @@ pub fn workload_exprs(spec: &Spec) -> Vec<WorkloadExprs> {
         .into_iter()
         .map(|(name, workload)| {
             let class = workload.class();
-            let declared = workload.allocation_values();
+            let (postgres, redis) = workload.allocations();
             let path = ValuePath::new(["workloads", name]);
             let (autoscaled, pods) = pods(&path, class);
             let max_pods = Expr::If(
@@ -37,39 +37,24 @@ pub fn workload_exprs(spec: &Spec) -> Vec<WorkloadExprs> {
             );
             let max_surge = (class != WorkloadClass::Migrate)
                 .then(|| val(&path.child("rollingUpdate").child("maxSurge")));
-            let allocations = |dependency: &str| {
-                declared
-                    .get(dependency)
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default()
-            };
-            let postgres = allocations("postgres")
+            let postgres = postgres
                 .iter()
-                .filter(|(_, d)| {
-                    d.get("partOf")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .is_empty()
-                })
+                .filter(|(_, d)| d.part_of.is_empty())
                 .map(|(alloc, d)| {
-                    let size = effective_size(spec, name, "postgres", alloc, d);
-                    let on = postgres_allocation_on(d);
+                    let without = d.size_without.as_ref().map(|s| s.workload.as_str());
+                    let size = effective_size_with(spec, name, "postgres", alloc, without);
+                    let on = allocation_on_feature(&d.feature);
                     (
                         alloc.clone(),
                         Expr::If(Box::new(on), Box::new(size), Box::new(lit(0))),
                     )
                 })
                 .collect();
-            let redis = allocations("redis")
+            let redis = redis
                 .iter()
                 .map(|(alloc, d)| {
-                    let server = d.get("server").and_then(Value::as_str).unwrap_or("");
-                    (
-                        alloc.clone(),
-                        server.to_string(),
-                        effective_size(spec, name, "redis", alloc, d),
-                    )
+                    let size = effective_size_with(spec, name, "redis", alloc, None);
+                    (alloc.clone(), d.server.clone(), size)
                 })
                 .collect();
             WorkloadExprs::new(

@@ -174,18 +174,8 @@ fn report(exprs: &CapacityExprs, spec: &Spec, values: &Value) -> Option<(Capacit
 fn non_monotone_flags(spec: &Spec, values: &Value) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (_, workload) in spec.workloads.all() {
-        let declared = workload.allocation_values();
-        for alloc in declared
-            .get("postgres")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flat_map(|m| m.values())
-        {
-            if let Some(other) = alloc
-                .get("sizeWithout")
-                .and_then(|s| s.get("workload"))
-                .and_then(Value::as_str)
-            {
+        for alloc in workload.allocations().0.values() {
+            if let Some(other) = alloc.size_without.as_ref().map(|s| s.workload.as_str()) {
                 if flag(values, &["workloads", other, "enabled"]) && !out.iter().any(|o| o == other)
                 {
                     out.push(other.to_string());
@@ -461,18 +451,16 @@ pub fn plan_contract_over(
             }
         }
         c.at_most_plan(values, &["workloads", wname, "processesPerPod"]);
-        let declared = workload.allocation_values();
-        for dependency in ["postgres", "redis"] {
-            let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
-                continue;
-            };
-            for (alloc, d) in allocations {
-                c.at_most_plan(values, &["workloads", wname, dependency, alloc, "size"]);
-                if d.get("sizeWithout").is_some() {
-                    let path = ["workloads", wname, dependency, alloc, "sizeWithout", "size"];
-                    c.at_most_plan(values, &path);
-                }
+        let (postgres, redis) = workload.allocations();
+        for (alloc, d) in postgres {
+            c.at_most_plan(values, &["workloads", wname, "postgres", alloc, "size"]);
+            if d.size_without.is_some() {
+                let path = ["workloads", wname, "postgres", alloc, "sizeWithout", "size"];
+                c.at_most_plan(values, &path);
             }
+        }
+        for alloc in redis.keys() {
+            c.at_most_plan(values, &["workloads", wname, "redis", alloc, "size"]);
         }
     }
 

@@ -664,12 +664,20 @@ fn structure_schema(spec: &Spec, defaults: &Value) -> Value {
             fixed_in(tree, of_workload, &path[2..])
         };
         fixed(tree, &["workloads", name, "processEnv"]);
-        let declared = workload.allocation_values();
-        for dependency in ["postgres", "redis"] {
-            let Some(allocations) = declared.get(dependency).and_then(Value::as_object) else {
-                continue;
-            };
-            for (alloc, d) in allocations {
+        let (postgres, redis) = workload.allocations();
+        // Each allocation, and whether it has a `sizeWithout` (only PostgreSQL's can).
+        let declared = [
+            (
+                "postgres",
+                postgres
+                    .iter()
+                    .map(|(a, d)| (a, d.size_without.is_some()))
+                    .collect::<Vec<_>>(),
+            ),
+            ("redis", redis.keys().map(|a| (a, false)).collect()),
+        ];
+        for (dependency, allocations) in declared {
+            for (alloc, size_without) in allocations {
                 let path = ["workloads", name, dependency, alloc.as_str()];
                 if Some(name) != sizes_from
                     && stated
@@ -690,7 +698,7 @@ fn structure_schema(spec: &Spec, defaults: &Value) -> Value {
                     p.push(key);
                     fixed(tree, &p);
                 }
-                if d.get("sizeWithout").is_some() {
+                if size_without {
                     let mut p = path.to_vec();
                     p.extend(["sizeWithout", "workload"]);
                     fixed(tree, &p);

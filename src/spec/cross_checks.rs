@@ -40,10 +40,8 @@ pub(super) fn check_bundled(spec: &Spec, file: &str) -> Result<(), SpecError> {
         }
     }
     for (name, workload) in spec.workloads.all() {
-        let values = workload.allocation_values();
-        let postgres = values.get("postgres").and_then(Value::as_object);
-        for (alloc, a) in postgres.into_iter().flatten() {
-            let feature = a.get("feature").and_then(Value::as_str).unwrap_or("");
+        for (alloc, a) in workload.allocations().0 {
+            let feature = a.feature.as_str();
             if !feature.is_empty() && !spec.feature_switches.contains_key(feature) {
                 return Err(invalid(
                     format!("featureSwitches.{feature}"),

@@ -7,8 +7,8 @@
 
 use crate::model::{
     ApiValues, ConfigFileValues, DependencyCapacity, ImageValues, JobsValues, LocalObjectReference,
-    ManagedEnv, MigrateValues, PoolValues, PostgresPooler, Scheduling, ServiceAccountValues,
-    StoreClass, StoreRedis, StoreSpec, WorkerValues,
+    ManagedEnv, MigrateValues, PoolValues, PostgresAllocation, PostgresPooler, RedisAllocation,
+    Scheduling, ServiceAccountValues, StoreClass, StoreRedis, StoreSpec, WorkerValues,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -218,7 +218,25 @@ pub enum WorkloadRef<'a> {
     Migrate(&'a MigrateValues),
 }
 
-impl WorkloadRef<'_> {
+/// A workload's PostgreSQL and Redis allocations, by name.
+pub type Allocations<'a> = (
+    &'a BTreeMap<String, PostgresAllocation>,
+    &'a BTreeMap<String, RedisAllocation>,
+);
+
+impl<'a> WorkloadRef<'a> {
+    /// The workload's allocations as declared: what [`WorkloadRef::allocation_values`]
+    /// holds, typed and borrowed.
+    pub fn allocations(&self) -> Allocations<'a> {
+        match self {
+            WorkloadRef::Api(w) => (&w.postgres, &w.redis),
+            WorkloadRef::Jobs(w) => (&w.postgres, &w.redis),
+            WorkloadRef::Pool(w) => (&w.postgres, &w.redis),
+            WorkloadRef::Worker(w) => (&w.postgres, &w.redis),
+            WorkloadRef::Migrate(w) => (&w.postgres, &w.redis),
+        }
+    }
+
     /// The workload's class.
     pub fn class(&self) -> WorkloadClass {
         match self {
@@ -233,13 +251,7 @@ impl WorkloadRef<'_> {
     /// What the `postgres` and `redis` keys of [`WorkloadRef::to_values`] hold, without
     /// serializing the rest of the workload (its env, probes, config, ...).
     pub fn allocation_values(&self) -> Value {
-        let (postgres, redis) = match self {
-            WorkloadRef::Api(w) => (&w.postgres, &w.redis),
-            WorkloadRef::Jobs(w) => (&w.postgres, &w.redis),
-            WorkloadRef::Pool(w) => (&w.postgres, &w.redis),
-            WorkloadRef::Worker(w) => (&w.postgres, &w.redis),
-            WorkloadRef::Migrate(w) => (&w.postgres, &w.redis),
-        };
+        let (postgres, redis) = self.allocations();
         serde_json::json!({"postgres": postgres, "redis": redis})
     }
 
@@ -268,6 +280,15 @@ impl Spec {
 }
 
 impl Workloads {
+    /// The workload named `name`, of whichever class.
+    pub fn get(&self, name: &str) -> Option<WorkloadRef<'_>> {
+        (self.api.get(name).map(WorkloadRef::Api))
+            .or_else(|| self.jobs.get(name).map(WorkloadRef::Jobs))
+            .or_else(|| self.pool.get(name).map(WorkloadRef::Pool))
+            .or_else(|| self.worker.get(name).map(WorkloadRef::Worker))
+            .or_else(|| self.migrate.get(name).map(WorkloadRef::Migrate))
+    }
+
     /// Every workload as `(name, workload)`, sorted by name.
     pub fn all(&self) -> Vec<(&str, WorkloadRef<'_>)> {
         let mut all: Vec<(&str, WorkloadRef<'_>)> = Vec::new();
@@ -645,17 +666,12 @@ fn check_allocations(spec: &Spec, file: &str) -> Result<(), SpecError> {
         check_identifier(file, path, name, "Redis server")?;
     }
     for (name, workload) in spec.workloads.all() {
-        let values = workload.allocation_values();
+        let (postgres, redis) = workload.allocations();
         let base = format!("workloads.{}.{name}", workload.class().name());
-        let postgres = values
-            .get("postgres")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        for (alloc, a) in &postgres {
+        for (alloc, a) in postgres {
             let path = format!("{base}.postgres.{alloc}");
             check_identifier(file, path.clone(), alloc, "allocation")?;
-            let feature = a.get("feature").and_then(Value::as_str).unwrap_or("");
+            let feature = a.feature.as_str();
             if !feature.is_empty() && !spec.features.contains_key(feature) {
                 return Err(invalid(
                     format!("{path}.feature"),
@@ -666,12 +682,9 @@ fn check_allocations(spec: &Spec, file: &str) -> Result<(), SpecError> {
                     ),
                 ));
             }
-            if let Some(other) = a
-                .get("sizeWithout")
-                .and_then(|s| s.get("workload"))
-                .and_then(Value::as_str)
-            {
-                if !workload_names.contains(&other) {
+            if let Some(other) = a.size_without.as_ref().map(|s| s.workload.as_str()) {
+                // `all` lists the workloads sorted by name.
+                if workload_names.binary_search(&other).is_err() {
                     return Err(invalid(
                         format!("{path}.sizeWithout.workload"),
                         format!("unknown workload `{other}`"),
@@ -679,24 +692,15 @@ fn check_allocations(spec: &Spec, file: &str) -> Result<(), SpecError> {
                     ));
                 }
             }
-            let part_of = a.get("partOf").and_then(Value::as_str).unwrap_or("");
+            let part_of = a.part_of.as_str();
             if !part_of.is_empty() {
                 let parent = postgres.get(part_of);
-                let parent_ok = parent.is_some_and(|p| {
-                    p.get("partOf")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .is_empty()
-                });
-                if !parent_ok {
+                if !parent.is_some_and(|p| p.part_of.is_empty()) {
                     return Err(invalid(format!("{path}.partOf"), format!("`{part_of}` is not another allocation of `{name}`"), "name an allocation of the same workload that is not itself part of another".into()));
                 }
-                let size = a.get("size").and_then(Value::as_u64).unwrap_or(0);
-                let parent_size = parent
-                    .and_then(|p| p.get("size"))
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
-                if size > parent_size {
+                let parent_size = parent.map_or(0, |p| p.size);
+                if a.size > parent_size {
+                    let size = a.size;
                     return Err(invalid(
                         format!("{path}.size"),
                         format!("{size} connections cannot be part of `{part_of}`'s {parent_size}"),
@@ -705,15 +709,10 @@ fn check_allocations(spec: &Spec, file: &str) -> Result<(), SpecError> {
                 }
             }
         }
-        let redis = values
-            .get("redis")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        for (alloc, a) in &redis {
+        for (alloc, a) in redis {
             let path = format!("{base}.redis.{alloc}");
             check_identifier(file, path.clone(), alloc, "allocation")?;
-            let server = a.get("server").and_then(Value::as_str).unwrap_or("");
+            let server = a.server.as_str();
             if !servers.contains(&server) {
                 return Err(invalid(
                     format!("{path}.server"),
@@ -803,6 +802,24 @@ mod tests {
             env!("CARGO_MANIFEST_DIR")
         );
         super::load_spec(&std::fs::read_to_string(&path).unwrap(), &path).unwrap()
+    }
+
+    /// `Workloads::get` finds every workload `all` lists, of its class, and no other.
+    #[test]
+    fn get_finds_each_workload_by_its_name() {
+        for name in ["agent-platform", "llm-gateway", "web-shop"] {
+            let spec = example(name);
+            let all = spec.workloads.all();
+            assert!(all.len() >= 2, "{name}");
+            for (workload, w) in &all {
+                let found = spec.workloads.get(workload).expect(workload);
+                assert_eq!(found.class(), w.class(), "{name}.{workload}");
+                assert_eq!(found.to_values(), w.to_values(), "{name}.{workload}");
+            }
+            for missing in ["", "bundled-postgres", "API", "ap"] {
+                assert!(spec.workloads.get(missing).is_none(), "{name}: {missing}");
+            }
+        }
     }
 
     /// `allocation_values` holds what `to_values` holds under `postgres` and `redis`.
