@@ -12,6 +12,13 @@ pool on, two pods of the api and of every worker, shared stores on Redis),
 `workers-off` (every worker off) and the built-in
 `scale-out`. Deterministic: the same N gives the same bytes.
 
+    benches/synth.py N --stated > shipshape.yaml
+
+adds `startupSettings` with the api as `sizesFrom`: the api's four allocations are
+stated in the configuration file, so every other workload's allocation of the same
+name takes the api's size (the migrate hook's `main` is then 4, like everyone's). Real
+charts state their pools this way (the LLM gateway example does).
+
 Only the Python standard library; the output is YAML in flow style (plain JSON
 scalars), so no YAML library is needed.
 """
@@ -20,27 +27,53 @@ import json
 import sys
 
 
-def allocations(prefix):
+# The startup settings of `--stated`: the api's allocations are stated to every process.
+STARTUP_SETTINGS = """startupSettings:
+  section: app
+  sizesFrom: api
+  cacheUrlKey: redis_cache_url
+  foreground:
+    lock: {key: db_lock_timeout_seconds, seconds: 0.2}
+    statement: {key: db_statement_timeout_seconds, seconds: 1.0}
+    transaction: {key: db_transaction_timeout_seconds, seconds: 2.0}
+  background:
+    lock: {key: db_background_lock_timeout_seconds, seconds: 1.0}
+    statement: {key: db_background_statement_timeout_seconds, seconds: 5.0}
+    transaction: {key: db_background_transaction_timeout_seconds, seconds: 10.0}
+  deadlines:
+    acquisition: {key: db_acquisition_timeout_seconds, seconds: 0.2}
+"""
+
+
+def allocations(prefix, stated=False):
+    def setting(key):
+        return f", setting: {key}" if stated else ""
+
     return (
         "      postgres:\n"
-        f"        main: {{size: 4, env: {prefix}_DB_POOL_SIZE}}\n"
-        f"        reporting: {{size: 2, env: {prefix}_REPORTING_POOL_SIZE}}\n"
+        f"        main: {{size: 4, env: {prefix}_DB_POOL_SIZE{setting('db_pool_size')}}}\n"
+        f"        reporting: {{size: 2, env: {prefix}_REPORTING_POOL_SIZE{setting('db_reporting_pool_size')}}}\n"
         "      redis:\n"
-        f"        critical: {{size: 8, server: critical, env: {prefix}_REDIS_CRITICAL}}\n"
-        f"        cache: {{size: 4, server: cache, env: {prefix}_REDIS_CACHE}}\n"
+        f"        critical: {{size: 8, server: critical, env: {prefix}_REDIS_CRITICAL{setting('redis_critical_max_connections')}}}\n"
+        f"        cache: {{size: 4, server: cache, env: {prefix}_REDIS_CACHE{setting('redis_cache_max_connections')}}}\n"
     )
 
 
 def main():
-    if len(sys.argv) != 2 or not sys.argv[1].isdigit() or int(sys.argv[1]) < 5:
-        sys.exit("usage: benches/synth.py N   (N >= 5 workloads)")
-    n = int(sys.argv[1])
+    args = sys.argv[1:]
+    stated = "--stated" in args
+    if stated:
+        args.remove("--stated")
+    if len(args) != 1 or not args[0].isdigit() or int(args[0]) < 5:
+        sys.exit("usage: benches/synth.py N [--stated]   (N >= 5 workloads)")
+    n = int(args[0])
     rest = n - 3
     pools = (rest + 1) // 2
     workers = rest // 2
     out = []
     w = out.append
-    w(f"# A synthetic spec of {n} workloads (benches/synth.py {n}): an api, jobs, migrate,\n")
+    flag = " --stated" if stated else ""
+    w(f"# A synthetic spec of {n} workloads (benches/synth.py {n}{flag}): an api, jobs, migrate,\n")
     w(f"# {pools} pools of two jobs each and {workers} workers.\n")
     w("chart:\n")
     w(f"  name: synth-{n}\n")
@@ -50,6 +83,8 @@ def main():
     w("image:\n  repository: registry.example.com/synth/app\n")
     w("configFile:\n  name: app.yaml\n  mountPath: /etc/app\n")
     w("config:\n  app:\n    name: synth\n")
+    if stated:
+        w(STARTUP_SETTINGS)
     w("stores:\n")
     w("  sessions: {class: shared, env: APP_SESSION_STORE}\n")
     w("  rate-limits: {class: shared, env: APP_RATE_LIMIT_STORE}\n")
@@ -83,7 +118,7 @@ def main():
     w("  api:\n    api:\n      port: 8080\n")
     w("      drainSeconds: 30\n      terminationGracePeriodSeconds: 60\n")
     w("      resources:\n        requests: {cpu: 500m, memory: 1Gi}\n        limits: {memory: 2Gi}\n")
-    w(allocations("API"))
+    w(allocations("API", stated))
     w("  jobs:\n    jobs:\n")
     w(allocations("JOBS"))
     w("  pool:\n")
@@ -100,7 +135,7 @@ def main():
         w(allocations("WORKER"))
     w("  migrate:\n    migrate:\n")
     w('      args: ["--migrate"]\n')
-    w("      postgres:\n        main: {size: 2, env: MIGRATE_DB_POOL_SIZE}\n")
+    w(f"      postgres:\n        main: {{size: {4 if stated else 2}, env: MIGRATE_DB_POOL_SIZE}}\n")
     w("presets:\n")
     w("  all-pools:\n    description: Every pool in its own Deployment.\n    values:\n      workloads:\n")
     for p in range(pools):

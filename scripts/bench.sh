@@ -4,8 +4,10 @@
 # between its `bench.sh results` markers (the rest of the file is left as it is).
 #
 #   scripts/bench.sh                 release build; the examples, then synthetic specs
-#                                    of 50, 200, 300 and 400 workloads (benches/synth.py)
-#   scripts/bench.sh --quick         one example and a 10-workload spec, two runs each:
+#                                    of 50, 200, 300 and 400 workloads (benches/synth.py),
+#                                    and 400 whose allocations the startup settings state
+#                                    (`synth.py 400 --stated`)
+#   scripts/bench.sh --quick         one example and 10-workload specs, two runs each:
 #                                    checks that the benchmark works (CI runs it), says
 #                                    nothing about speed
 #   --out FILE                       write the results into FILE instead of BENCHMARKS.md
@@ -62,6 +64,7 @@ if ((quick)); then
     rss_runs=1
     cases+=("agent-platform|$ROOT/examples/agent-platform/shipshape.yaml|all-pools|8")
     sizes=(10)
+    stated_sizes=(10)
 else
     runs=(--warmup 1 --min-runs 10 --max-runs 40)
     rss_runs=3
@@ -69,10 +72,15 @@ else
     cases+=("agent-platform|$ROOT/examples/agent-platform/shipshape.yaml|all-pools|8")
     cases+=("web-shop|$ROOT/examples/web-shop/shipshape.yaml|evaluation|3")
     sizes=(50 200 300 400)
+    stated_sizes=(400)
 fi
 for n in "${sizes[@]}"; do
     python3 "$ROOT/benches/synth.py" "$n" >"$work/synth-$n.yaml"
     cases+=("synth-$n|$work/synth-$n.yaml|all-pools|$n")
+done
+for n in "${stated_sizes[@]}"; do
+    python3 "$ROOT/benches/synth.py" "$n" --stated >"$work/synth-stated-$n.yaml"
+    cases+=("synth-stated-$n|$work/synth-stated-$n.yaml|all-pools|$n")
 done
 
 load_before="$(uptime | sed 's/.*load average: //')"

@@ -40,6 +40,7 @@ fn bench_script_runs_in_quick_mode_and_writes_its_table() {
     for case in [
         "| agent-platform | all-pools | 8 |",
         "| synth-10 | all-pools | 10 |",
+        "| synth-stated-10 | all-pools | 10 |",
     ] {
         assert!(text.contains(case), "no row `{case}`:\n{text}");
     }
