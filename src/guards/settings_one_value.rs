@@ -37,10 +37,12 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
             if other == from {
                 continue;
             }
-            let declared = workload.allocation_values();
-            let Some(declared) = declared.get(dependency).and_then(|d| d.get(&alloc)) else {
+            let Some(declared) =
+                crate::capacity::allocations::allocation_value(&workload, dependency, &alloc)
+            else {
                 continue;
             };
+            let declared = &declared;
             let path = format!("workloads.{other}.{dependency}.{alloc}");
             if declared.get("size") != stated.get("size")
                 || declared.get("sizeWithout") != stated.get("sizeWithout")
