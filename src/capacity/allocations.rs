@@ -15,26 +15,22 @@ pub fn stated_allocations(spec: &Spec) -> Vec<(&'static str, String, Value)> {
         return Vec::new();
     };
     let (postgres, redis) = workload.allocations();
-    let mut out = Vec::new();
-    for (alloc, d) in postgres {
-        if !d.setting.is_empty() {
-            out.push((
-                "postgres",
-                alloc.clone(),
-                serde_json::to_value(d).unwrap_or(Value::Null),
-            ));
-        }
-    }
-    for (alloc, d) in redis {
-        if !d.setting.is_empty() {
-            out.push((
-                "redis",
-                alloc.clone(),
-                serde_json::to_value(d).unwrap_or(Value::Null),
-            ));
-        }
-    }
-    out
+    let with_setting = |dependency: &'static str, setting: &str, alloc: &String| {
+        (!setting.is_empty()).then(|| (dependency, alloc.clone()))
+    };
+    let stated = (postgres.iter())
+        .filter_map(|(a, d)| with_setting("postgres", &d.setting, a))
+        .chain(
+            redis
+                .iter()
+                .filter_map(|(a, d)| with_setting("redis", &d.setting, a)),
+        );
+    stated
+        .filter_map(|(dependency, alloc)| {
+            let declared = allocation_value(&workload, dependency, &alloc)?;
+            Some((dependency, alloc, declared))
+        })
+        .collect()
 }
 
 /// The declaration of allocation `alloc` of `dependency` (`postgres` or `redis`) of
