@@ -804,6 +804,109 @@ mod tests {
         super::load_spec(&std::fs::read_to_string(&path).unwrap(), &path).unwrap()
     }
 
+    /// An example's spec text with `from` replaced by `to` (once), loaded.
+    fn changed(name: &str, from: &str, to: &str) -> Result<super::Spec, super::SpecError> {
+        let path = format!(
+            "{}/examples/{name}/shipshape.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches(from).count(), 1, "{from}");
+        super::load_spec(&text.replacen(from, to, 1), &path)
+    }
+
+    /// The refusal of a spec that breaks a rule of its own: its values path, message
+    /// and hint.
+    fn refusal(result: Result<super::Spec, super::SpecError>) -> (String, String, String) {
+        match result {
+            Err(super::SpecError::Invalid {
+                path,
+                message,
+                hint,
+                ..
+            }) => (path, message, hint),
+            Err(other) => panic!("not a rule's refusal: {other}"),
+            Ok(_) => panic!("the spec was accepted"),
+        }
+    }
+
+    /// An allocation names a declared feature, a declared workload for `sizeWithout`,
+    /// another allocation of its own workload for `partOf` (at most that one's size):
+    /// each refusal names the allocation's path, and the closest name when one is.
+    #[test]
+    fn allocations_name_what_the_spec_declares() {
+        let telemetry = "feature: durableTelemetry, setting: telemetry_db_pool_size";
+        let (path, message, hint) = refusal(changed(
+            "llm-gateway",
+            telemetry,
+            "feature: durableTelemetri, setting: telemetry_db_pool_size",
+        ));
+        assert_eq!(path, "workloads.api.api.postgres.telemetry.feature");
+        assert_eq!(message, "unknown feature `durableTelemetri`");
+        assert!(hint.contains("did you mean `durableTelemetry`?"), "{hint}");
+
+        let hikari = "sizeWithout: {workload: jobs, size: 15}";
+        let (path, message, hint) = refusal(changed(
+            "agent-platform",
+            hikari,
+            "sizeWithout: {workload: jobz, size: 15}",
+        ));
+        assert_eq!(
+            path,
+            "workloads.api.api.postgres.hikari.sizeWithout.workload"
+        );
+        assert_eq!(message, "unknown workload `jobz`");
+        assert_eq!(hint, "did you mean `jobs`?");
+        // The first and the last workload by name are found too.
+        let names: Vec<String> = example("agent-platform")
+            .workloads
+            .all()
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .collect();
+        for other in [names.first().unwrap(), names.last().unwrap()] {
+            let to = format!("sizeWithout: {{workload: {other}, size: 15}}");
+            assert!(changed("agent-platform", hikari, &to).is_ok(), "{other}");
+        }
+
+        let part = "feature: durableTelemetry, partOf: telemetry,";
+        let (path, message, _) = refusal(changed(
+            "llm-gateway",
+            part,
+            "feature: durableTelemetry, partOf: telemetry_worker_x,",
+        ));
+        assert_eq!(
+            path,
+            "workloads.api.api.postgres.telemetry_settlement.partOf"
+        );
+        assert_eq!(
+            message,
+            "`telemetry_worker_x` is not another allocation of `api`"
+        );
+        // Part of an allocation that is itself part of another.
+        let (path, _, _) = refusal(changed(
+            "llm-gateway",
+            "telemetry: {size: 5, env: DELTALLM_TELEMETRY_DB_POOL_SIZE, feature: durableTelemetry,",
+            "telemetry: {size: 5, env: DELTALLM_TELEMETRY_DB_POOL_SIZE, feature: durableTelemetry, partOf: control,",
+        ));
+        assert_eq!(
+            path,
+            "workloads.api.api.postgres.telemetry_settlement.partOf"
+        );
+
+        // A part as large as its whole is allowed; one connection more is not.
+        let settlement = "telemetry_settlement: {size: 1,";
+        assert!(changed("llm-gateway", settlement, "telemetry_settlement: {size: 5,").is_ok());
+        let (path, message, hint) = refusal(changed(
+            "llm-gateway",
+            settlement,
+            "telemetry_settlement: {size: 6,",
+        ));
+        assert_eq!(path, "workloads.api.api.postgres.telemetry_settlement.size");
+        assert_eq!(message, "6 connections cannot be part of `telemetry`'s 5");
+        assert_eq!(hint, "make `telemetry` at least 6");
+    }
+
     /// `Workloads::get` finds every workload `all` lists, of its class, and no other.
     #[test]
     fn get_finds_each_workload_by_its_name() {
