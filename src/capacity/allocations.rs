@@ -170,7 +170,15 @@ pub fn allocation_on_feature(feature: &str) -> Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::guards::testing::example;
+
+    /// The example's spec, loaded.
+    fn example(name: &str) -> Spec {
+        let path = format!(
+            "{}/examples/{name}/shipshape.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        crate::spec::load_spec(&std::fs::read_to_string(&path).unwrap(), &path).unwrap()
+    }
 
     const EXAMPLES: [&str; 3] = ["agent-platform", "llm-gateway", "web-shop"];
 
