@@ -796,20 +796,22 @@ fn is_semver(v: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    fn example(name: &str) -> super::Spec {
-        let path = format!(
+    /// The path of an example's spec.
+    fn example_path(name: &str) -> String {
+        format!(
             "{}/examples/{name}/shipshape.yaml",
             env!("CARGO_MANIFEST_DIR")
-        );
+        )
+    }
+
+    fn example(name: &str) -> super::Spec {
+        let path = example_path(name);
         super::load_spec(&std::fs::read_to_string(&path).unwrap(), &path).unwrap()
     }
 
     /// An example's spec text with `from` replaced by `to` (once), loaded.
     fn changed(name: &str, from: &str, to: &str) -> Result<super::Spec, super::SpecError> {
-        let path = format!(
-            "{}/examples/{name}/shipshape.yaml",
-            env!("CARGO_MANIFEST_DIR")
-        );
+        let path = example_path(name);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.matches(from).count(), 1, "{from}");
         super::load_spec(&text.replacen(from, to, 1), &path)
