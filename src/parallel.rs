@@ -14,6 +14,14 @@ use std::sync::{Condvar, Mutex, OnceLock};
 /// The stack of every helper thread.
 const HELPER_STACK: usize = 8 * 1024 * 1024;
 
+/// The machine's cores this process may use ([`std::thread::available_parallelism`],
+/// 1 when unknown), asked once per process: each ask reads the affinity mask and the
+/// cgroup's CPU quota, three files.
+pub fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Runs `first` on a second thread while `second` runs on this one, and returns both
 /// results; both run here, `first` first, when no thread can be started.
 pub fn side_by_side<A: Send, B>(
@@ -50,7 +58,7 @@ pub type Task<'a> = Box<dyn FnOnce() + Send + 'a>;
 /// the next task no thread has taken, in the list's order: put the longest first, and
 /// the short ones fill in behind.
 pub fn run_in_parallel(tasks: Vec<Task<'_>>) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = cores();
     let helpers = cores.min(tasks.len()).saturating_sub(1);
     let queue: Vec<Mutex<Option<Task<'_>>>> =
         tasks.into_iter().map(|t| Mutex::new(Some(t))).collect();
@@ -137,6 +145,12 @@ impl<'a> Tasks<'a> {
         }
     }
 
+    /// Whether a task is queued or the queue is closed.
+    fn has_work(&self) -> bool {
+        let state = self.lock();
+        !state.0.is_empty() || state.1
+    }
+
     /// The next task, waiting for one; `None` once the queue is closed and empty.
     fn next_or_wait(&self) -> Option<Task<'a>> {
         let mut state = self.lock();
@@ -215,14 +229,17 @@ impl<T> Later<T> {
 /// the end. What tasks borrow must outlive the call (cells the caller owns).
 pub fn with_early_helper<'a, R>(main: impl FnOnce(&Tasks<'a>) -> R) -> R {
     let tasks = Tasks::new();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = cores();
     std::thread::scope(|scope| {
         let queue = &tasks;
+        let here = this_core();
         let helper = (cores > 1)
             .then(|| {
                 std::thread::Builder::new()
                     .stack_size(HELPER_STACK)
                     .spawn_scoped(scope, move || {
+                        keep_this_thread_off(here);
+                        warm_heap_until_work(queue);
                         while let Some(task) = queue.next_or_wait() {
                             task();
                         }
@@ -230,6 +247,11 @@ pub fn with_early_helper<'a, R>(main: impl FnOnce(&Tasks<'a>) -> R) -> R {
                     .ok()
             })
             .flatten();
+        if helper.is_some() {
+            // A new thread is often queued on its creator's core: let it run now, so
+            // it moves to another core at once instead of at the next scheduler tick.
+            std::thread::yield_now();
+        }
         let result = {
             let _close = CloseOnDrop(queue);
             main(queue)
@@ -242,6 +264,74 @@ pub fn with_early_helper<'a, R>(main: impl FnOnce(&Tasks<'a>) -> R) -> R {
         }
         result
     })
+}
+
+/// How much of its heap a helper touches while it waits for its first task.
+const WARM_HEAP_BYTES: usize = 2 * 1024 * 1024;
+
+/// The blocks [`warm_heap_until_work`] touches that memory in.
+const WARM_BLOCK_BYTES: usize = 1024;
+
+/// Touches up to [`WARM_HEAP_BYTES`] of this thread's heap and frees it, stopping as
+/// soon as `tasks` has a task queued or is closed; returns the bytes touched. A thread's
+/// heap starts empty, and the first touch of each page costs a page fault (2 to 5 µs
+/// here): a helper that started cold took about 300 of them in its first two tasks of
+/// an example's `render`, each task about half again as long as on the main thread.
+/// The memory stays with this thread's heap, for the tasks that follow.
+fn warm_heap_until_work(tasks: &Tasks<'_>) -> usize {
+    let mut blocks: Vec<Vec<u8>> = Vec::with_capacity(WARM_HEAP_BYTES / WARM_BLOCK_BYTES);
+    while blocks.len() < blocks.capacity() && !tasks.has_work() {
+        for _ in 0..64 {
+            // Written, not zeroed: fresh memory may count as zeroed without a touch.
+            blocks.push(std::hint::black_box(vec![1u8; WARM_BLOCK_BYTES]));
+        }
+    }
+    let touched = blocks.len() * WARM_BLOCK_BYTES;
+    drop(std::hint::black_box(blocks));
+    touched
+}
+
+/// The core this thread runs on, when the system says.
+fn this_core() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: no arguments, no memory.
+        usize::try_from(unsafe { libc::sched_getcpu() }).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// Keeps this thread off core `core` (another thread's, busy) for its life: it may run
+/// on any other core the process may use. A helper woken by a busy thread was often
+/// queued on that thread's core, and waited there for up to a scheduler tick (4 ms)
+/// while the other core was idle, or took the core from the thread that woke it. Does
+/// nothing with one core, or when the process's cores cannot be read.
+fn keep_this_thread_off(core: Option<usize>) {
+    #[cfg(target_os = "linux")]
+    {
+        let Some(core) = core else {
+            return;
+        };
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: the set is plain data of the size given; 0 is this thread.
+        unsafe {
+            let mut cores: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, size, &mut cores) != 0
+                || core >= 8 * size
+                || !libc::CPU_ISSET(core, &cores)
+                || libc::CPU_COUNT(&cores) < 2
+            {
+                return;
+            }
+            libc::CPU_CLR(core, &mut cores);
+            libc::sched_setaffinity(0, size, &cores);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = core;
 }
 
 #[cfg(test)]
@@ -312,7 +402,7 @@ mod tests {
     /// cores) or in `work` after it was sent (one core): never forever.
     #[test]
     fn an_early_task_waits_for_what_main_sends_later() {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = cores();
         let caller = std::thread::current().id();
         let got = std::sync::OnceLock::new();
         let (got_ref, wait) = (&got, Duration::from_secs(10));
@@ -340,7 +430,7 @@ mod tests {
     /// While the helper is busy, `work` runs what is queued here, before it returns.
     #[test]
     fn work_runs_queued_tasks_here_while_the_helper_is_busy() {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = cores();
         let caller = std::thread::current().id();
         let ran_on = std::sync::OnceLock::new();
         let (ran_ref, wait) = (&ran_on, Duration::from_secs(10));
@@ -420,7 +510,7 @@ mod tests {
             Some(&"no value")
         );
         // With one core the panic ends the call before the waiting task runs.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = cores();
         if cores > 1 {
             assert_eq!(seen.into_inner(), Some(None));
         }
@@ -443,7 +533,7 @@ mod tests {
 
     #[test]
     fn run_in_parallel_uses_every_core() {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = cores();
         if cores < 2 {
             // One core: everything runs here, in order.
             let order = Mutex::new(Vec::new());
@@ -509,7 +599,7 @@ mod tests {
             || (),
         );
         assert!(first);
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = cores();
         let ran = map_in_parallel(&[0u8; 8], |_| {
             std::thread::sleep(Duration::from_millis(20));
             if on_helper() {
@@ -538,5 +628,77 @@ mod tests {
                 .unwrap_or_default();
             assert_eq!(message, format!("task {panicking} failed"));
         }
+    }
+
+    #[test]
+    fn cores_is_what_the_standard_library_says() {
+        let said = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(cores(), said);
+        assert_eq!(cores(), said, "asked again");
+    }
+
+    /// The cores this thread may run on, as the system says (Linux).
+    #[cfg(target_os = "linux")]
+    fn allowed_cores() -> Vec<usize> {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: plain data of the size given; 0 is this thread.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            assert_eq!(libc::sched_getaffinity(0, size, &mut set), 0);
+            (0..8 * size)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .collect()
+        }
+    }
+
+    /// Off the core named, on every other one; unchanged when it is the only core, not
+    /// one of the process's, or unknown.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_thread_kept_off_a_core_may_run_on_every_other_one() {
+        let all = allowed_cores();
+        let first = all[0];
+        let on_a_thread = |core: Option<usize>| {
+            std::thread::spawn(move || {
+                keep_this_thread_off(core);
+                (allowed_cores(), this_core())
+            })
+            .join()
+            .unwrap()
+        };
+        let (kept, running_on) = on_a_thread(Some(first));
+        if all.len() > 1 {
+            let others: Vec<usize> = all.iter().copied().filter(|&c| c != first).collect();
+            assert_eq!(kept, others);
+            assert_ne!(running_on, Some(first), "moved off at once");
+        } else {
+            assert_eq!(kept, all, "the only core is kept");
+        }
+        assert_eq!(on_a_thread(None).0, all);
+        assert_eq!(on_a_thread(Some(usize::MAX)).0, all, "no such core");
+        let outside = (0..).find(|c| !all.contains(c)).unwrap();
+        assert_eq!(on_a_thread(Some(outside)).0, all, "not one of ours");
+        assert_eq!(allowed_cores(), all, "this thread is untouched");
+    }
+
+    #[test]
+    fn warming_touches_the_whole_amount_while_no_task_is_queued() {
+        let tasks = Tasks::new();
+        assert_eq!(warm_heap_until_work(&tasks), WARM_HEAP_BYTES);
+    }
+
+    #[test]
+    fn warming_stops_when_a_task_is_queued_or_the_queue_closes() {
+        let tasks = Tasks::new();
+        tasks.push(Box::new(|| {}));
+        assert_eq!(warm_heap_until_work(&tasks), 0);
+        tasks.work();
+        assert_eq!(
+            warm_heap_until_work(&tasks),
+            WARM_HEAP_BYTES,
+            "ran: none queued"
+        );
+        tasks.close();
+        assert_eq!(warm_heap_until_work(&tasks), 0);
     }
 }

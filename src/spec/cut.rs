@@ -56,7 +56,7 @@ fn read_whole(text: &str) -> Result<Spec, serde_saphyr::Error> {
 
 /// The spec of `text` read in parts on the machine's cores (`None`: read it whole).
 fn read_in_parts(text: &str) -> Option<Spec> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::parallel::cores();
     if cores < 2 {
         return None;
     }
@@ -432,7 +432,7 @@ mod tests {
         large.push_str(&text[workers + 1..]);
         let whole = whole(&large).expect("the large spec reads");
         assert_eq!(whole.workloads.pool.len(), 13 * synth_pools(&text));
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = crate::parallel::cores();
         let parts = read_in_parts(&large);
         assert_eq!(parts.is_some(), cores > 1);
         if let Some(spec) = parts {
