@@ -156,6 +156,17 @@ pub fn read_spec(path: &Path) -> Result<Spec, CommandError> {
     Ok(load_spec(&text, &path.display().to_string())?)
 }
 
+/// [`read_spec`] with the workloads read on the helper of `tasks`
+/// ([`crate::spec::load_spec_beside`]).
+fn read_spec_beside(path: &Path, tasks: &crate::parallel::Tasks<'_>) -> Result<Spec, CommandError> {
+    let text = read_text(path)?;
+    Ok(crate::spec::load_spec_beside(
+        &text,
+        &path.display().to_string(),
+        tasks,
+    )?)
+}
+
 /// Where `generate` writes by default: `generated/` beside the spec.
 pub fn default_out_dir(spec_path: &Path) -> PathBuf {
     spec_path
@@ -300,8 +311,7 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     let parts: [OnceLock<Result<RenderedDocuments, crate::expr::EvalError>>; RENDER_PARTS] =
         Default::default();
     crate::parallel::with_early_helper(|tasks| -> Result<(), CommandError> {
-        let spec = read_spec(spec_path)?;
-
+        let spec = read_spec_beside(spec_path, tasks)?;
         let spec: &Spec = spec_cell.get_or_init(move || spec);
         let (frame_schema, plan_pods) = (&frame_schema, &plan_pods);
         tasks.push(Box::new(move || {

@@ -4,13 +4,15 @@
 //!
 //! Only a layout this recognizes for certain is cut: top-level keys at column 0, the
 //! workload classes one indentation under `workloads:`, each workload's name one more,
-//! every key line of those three levels with no value on it, no anchor, alias, tab or
-//! carriage return, and no quote or flow collection on a top-level line. A cut inside
-//! a quoted scalar or a flow collection leaves its part unterminated, which cannot be
-//! read; a block or plain scalar cannot hold a line that looks like a key at its own
-//! indentation. Any part that cannot be read, a workload twice or anything else
-//! unexpected makes [`read_in_parts`] give `None`, and the spec is read whole, as
-//! before, with its messages.
+//! every key line of those three levels with no value on it, no anchor name given
+//! twice, no tab or carriage return, and no quote or flow collection on a top-level
+//! line. A cut inside a quoted scalar or a flow collection leaves its part
+//! unterminated, which cannot be read; a block or plain scalar cannot hold a line that
+//! looks like a key at its own indentation. An alias names the one anchor of its name:
+//! in its own part it means what it means in the whole, and in another part it is
+//! unknown, which cannot be read. Any part that cannot be read, a workload twice or
+//! anything else unexpected makes [`read_in_parts`] give `None`, and the spec is read
+//! whole, as before, with its messages.
 
 use super::{Spec, Workloads};
 use serde::Deserialize;
@@ -24,6 +26,11 @@ const MAX_CUT_BYTES: usize = 250_000;
 /// Fewer bytes of workloads than this are read whole: the parts' threads would cost
 /// more than they save.
 const MIN_CUT_BYTES: usize = 16 * 1024;
+
+/// Fewer bytes of workloads than this are read with the rest even when a helper
+/// thread is already running ([`read_spec_text_beside`]): the part's own read would
+/// cost more than it saves.
+const MIN_CUT_BYTES_BESIDE: usize = 1024;
 
 /// The workload classes, as `workloads` names them.
 const CLASSES: [&str; 5] = ["api", "jobs", "pool", "worker", "migrate"];
@@ -39,6 +46,48 @@ struct WorkloadsPart {
 /// otherwise, and whenever a part cannot be read, whole (for its messages).
 pub(super) fn read_spec_text(text: &str) -> Result<Spec, serde_saphyr::Error> {
     read_in_parts(text).map_or_else(|| read_whole(text), Ok)
+}
+
+/// [`read_spec_text`] for a caller whose helper thread is already running (`render`'s,
+/// [`crate::parallel::with_early_helper`]): the workloads' parts are queued on `tasks`
+/// while this thread reads the rest, then this thread runs what is still queued
+/// ([`crate::parallel::Tasks::work`]: the parts the helper has not taken). No thread
+/// is started, so workloads of [`MIN_CUT_BYTES_BESIDE`] are worth a part of their own.
+/// Read whole as [`read_spec_text`] reads it otherwise.
+pub(super) fn read_spec_text_beside(
+    text: &str,
+    tasks: &crate::parallel::Tasks<'_>,
+) -> Result<Spec, serde_saphyr::Error> {
+    read_beside(text, tasks).map_or_else(|| read_whole(text), Ok)
+}
+
+/// The spec of `text`, its workloads read on `tasks` (`None`: read it whole): in one
+/// part, or in as many as [`read_in_parts`] cuts when the text holds at least
+/// [`MIN_CUT_BYTES`], so both threads read runs of workloads.
+fn read_beside(text: &str, tasks: &crate::parallel::Tasks<'_>) -> Option<Spec> {
+    let parts = match text.len() >= MIN_CUT_BYTES {
+        true => 2 * crate::parallel::cores() - 1,
+        false => 1,
+    };
+    let Cut { rest, parts } = cut_spec(text, parts, MIN_CUT_BYTES_BESIDE)?;
+    let count = parts.len();
+    let (sent, read) = std::sync::mpsc::channel();
+    for (index, part) in parts.into_iter().enumerate() {
+        let sent = sent.clone();
+        tasks.push(Box::new(move || {
+            let _ = sent.send((index, read_part(&part, index + 1)));
+        }));
+    }
+    drop(sent);
+    let rest = read_part(&rest, 0);
+    tasks.work();
+    // Fewer than `count` when a part's task panicked (its sender dropped unsent).
+    let mut workloads: Vec<(usize, Option<Part>)> = read.iter().collect();
+    if workloads.len() != count {
+        return None;
+    }
+    workloads.sort_by_key(|(index, _)| *index);
+    join_parts(std::iter::once(rest).chain(workloads.into_iter().map(|(_, part)| part)))
 }
 
 /// How a spec is read. Its free-form values (`config`, presets) are read as Helm reads
@@ -67,16 +116,29 @@ fn read_in_parts(text: &str) -> Option<Spec> {
 /// a workload is in two parts.
 fn read_cut(cut: &Cut) -> Option<Spec> {
     let indices: Vec<usize> = (0..=cut.parts.len()).collect();
-    let read = crate::parallel::map_in_parallel(&indices, |&i| match i {
-        0 => serde_saphyr::from_str_with_options::<Spec>(&cut.rest, spec_options())
+    join_parts(crate::parallel::map_in_parallel(&indices, |&i| match i {
+        0 => read_part(&cut.rest, 0),
+        _ => read_part(&cut.parts[i - 1], i),
+    }))
+}
+
+/// What part `index` of a cut reads as: the rest (0) or a run of workloads; `None`
+/// when it cannot be read.
+fn read_part(text: &str, index: usize) -> Option<Part> {
+    if index == 0 {
+        serde_saphyr::from_str_with_options::<Spec>(text, spec_options())
             .ok()
-            .map(|spec| Part::Rest(Box::new(spec))),
-        _ => {
-            serde_saphyr::from_str_with_options::<WorkloadsPart>(&cut.parts[i - 1], spec_options())
-                .ok()
-                .map(|w| Part::Workloads(w.workloads))
-        }
-    });
+            .map(|spec| Part::Rest(Box::new(spec)))
+    } else {
+        serde_saphyr::from_str_with_options::<WorkloadsPart>(text, spec_options())
+            .ok()
+            .map(|w| Part::Workloads(w.workloads))
+    }
+}
+
+/// The spec of the parts read, the rest first, joined; `None` when a part could not
+/// be read or a workload is in two parts.
+fn join_parts(read: impl IntoIterator<Item = Option<Part>>) -> Option<Spec> {
     let mut read = read.into_iter();
     let Some(Some(Part::Rest(mut spec))) = read.next() else {
         return None;
@@ -124,6 +186,56 @@ struct Cut {
     parts: Vec<String>,
 }
 
+/// Whether no anchor name is given twice in `lines`, and each alias of an anchor is in
+/// the anchor's part (`part_of` a line). A name is what follows `&` or `*` up to a
+/// space or one of `,[]{}`; every `&` counts, in a quoted scalar or a comment too, so
+/// a real anchor is never missed, and a second one of its name refuses the cut: in the
+/// whole, an alias after it means it, in a part without it the first. An alias left
+/// in another part than its anchor would only make that part unreadable (its name is
+/// unknown there); it is refused here so the spec is not read twice.
+fn anchors_stay_in_their_parts(lines: &[Line<'_>], part_of: &[usize]) -> bool {
+    let mut anchors = std::collections::HashMap::new();
+    for (line, part) in lines.iter().zip(part_of) {
+        for name in names_after(line.text, '&') {
+            if anchors.insert(name, *part).is_some() {
+                return false;
+            }
+        }
+    }
+    anchors.is_empty()
+        || lines.iter().zip(part_of).all(|(line, part)| {
+            names_after(line.text, '*').all(|name| anchors.get(name).is_none_or(|p| p == part))
+        })
+}
+
+/// Whether every flow collection `value` opens is closed on its line, nested as
+/// opened: then no line after it is inside it. `value` holds no quote (a plain scalar
+/// in a flow collection cannot hold `,[]{}`), and a comment after it counts as part
+/// of it, so a bracket there refuses the line.
+fn flow_closes_on_its_line(value: &str) -> bool {
+    let mut open = Vec::new();
+    for c in value.chars() {
+        match c {
+            '{' | '[' => open.push(c),
+            '}' if open.pop() != Some('{') => return false,
+            ']' if open.pop() != Some('[') => return false,
+            _ => {}
+        }
+    }
+    open.is_empty()
+}
+
+/// The names after each `sigil` in `text` (an anchor's `&`, an alias's `*`): up to a
+/// space or one of `,[]{}`.
+fn names_after(text: &str, sigil: char) -> impl Iterator<Item = &str> {
+    text.split(sigil).skip(1).map(|after| {
+        let end = after
+            .find(|c: char| c.is_whitespace() || ",[]{}".contains(c))
+            .unwrap_or(after.len());
+        &after[..end]
+    })
+}
+
 /// One line of the text: its bytes (newline included) and indentation.
 struct Line<'t> {
     text: &'t str,
@@ -136,11 +248,7 @@ struct Line<'t> {
 /// length; `None` when its layout is not certainly one this can cut, or its workloads
 /// hold fewer than `min_bytes`.
 fn cut_spec(text: &str, parts: usize, min_bytes: usize) -> Option<Cut> {
-    if text.len() > MAX_CUT_BYTES
-        || parts == 0
-        || text
-            .bytes()
-            .any(|b| matches!(b, b'&' | b'*' | b'\t' | b'\r'))
+    if text.len() > MAX_CUT_BYTES || parts == 0 || text.bytes().any(|b| matches!(b, b'\t' | b'\r'))
     {
         return None;
     }
@@ -165,7 +273,8 @@ fn cut_spec(text: &str, parts: usize, min_bytes: usize) -> Option<Cut> {
     for i in key_lines(0, 0..lines.len()) {
         let (key, value) = key_line(lines[i].text)?;
         if keys.iter().any(|(k, _)| *k == key)
-            || value.contains(['"', '\'', '{', '}', '[', ']', '|', '>'])
+            || value.contains(['"', '\'', '|', '>'])
+            || !flow_closes_on_its_line(value)
             || (key == "workloads" && !value.is_empty())
         {
             return None;
@@ -229,6 +338,15 @@ fn cut_spec(text: &str, parts: usize, min_bytes: usize) -> Option<Cut> {
         }
         chosen.last_mut()?.push((class_line, run));
         held += bytes_of(run);
+    }
+    let mut part_of = vec![0; lines.len()];
+    for (part, runs) in chosen.iter().enumerate() {
+        for &(_, (from, to)) in runs {
+            part_of[from..to].fill(part + 1);
+        }
+    }
+    if !anchors_stay_in_their_parts(&lines, &part_of) {
+        return None;
     }
     let blank = |from: usize, to: usize, out: &mut String| {
         out.extend(std::iter::repeat_n('\n', to.saturating_sub(from)));
@@ -358,6 +476,117 @@ mod tests {
         assert!(cut_and_read >= 10, "{cut_and_read}");
     }
 
+    /// Read beside a running helper, every text reads as it reads whole, error and
+    /// all; the examples are cut (their workloads hold more than
+    /// [`MIN_CUT_BYTES_BESIDE`]), and the workloads' part runs on the helper or, when
+    /// the helper has not taken it, here.
+    #[test]
+    fn a_spec_read_beside_the_helper_is_the_spec_read_whole() {
+        let mut cut = 0;
+        for (name, text) in texts() {
+            let beside =
+                crate::parallel::with_early_helper(|tasks| read_spec_text_beside(&text, tasks));
+            match (beside, read_whole(&text)) {
+                (Ok(beside), Ok(whole)) => assert_eq!(beside, whole, "{name}"),
+                (Err(beside), Err(whole)) => {
+                    assert_eq!(beside.to_string(), whole.to_string(), "{name}")
+                }
+                (beside, whole) => panic!("{name}: {beside:?} against {whole:?}"),
+            }
+            if name.contains("/examples/") {
+                assert!(cut_spec(&text, 1, MIN_CUT_BYTES_BESIDE).is_some(), "{name}");
+                cut += 1;
+            }
+        }
+        assert_eq!(cut, 3);
+    }
+
+    /// An anchor given twice is not cut: in the whole, the alias after the second
+    /// means the second; in the rest, which does not hold the second, it would mean
+    /// the first. Nor is one whose alias is in another part. One given once, with its
+    /// aliases in its part, is cut and read as the whole is.
+    #[test]
+    fn anchors_are_cut_only_with_their_aliases_and_once() {
+        let shop = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/web-shop/shipshape.yaml"
+        ))
+        .unwrap();
+        let with = |config: &str, port: &str| {
+            shop.replacen("\n    currency: EUR", config, 1)
+                .replacen("      port: 8080", port, 1)
+        };
+        let twice = with("\n    currency: &eur EUR", "      port: &eur 8080");
+        assert_eq!(cut_spec(&twice, 1, 0), None);
+        let once = with("\n    currency: &eur EUR", "      port: &port 8080");
+        let cut = cut_spec(&once, 1, 0).expect("one name, once each");
+        assert!(whole(&once).is_some());
+        assert_eq!(read_cut(&cut).as_ref(), whole(&once).as_ref());
+        let across = with(
+            "\n    currency: EUR\n    port: &port 8080",
+            "      port: *port",
+        );
+        assert!(whole(&across).is_some(), "the whole reads it");
+        assert_eq!(
+            cut_spec(&across, 1, 0),
+            None,
+            "the alias is in another part"
+        );
+        let mut within = with("\n    currency: EUR", "      port: &port 8080");
+        within = within.replacen("\npresets:", "\nx-port: *port\npresets:", 1);
+        assert_eq!(cut_spec(&within, 1, 0), None, "used in the rest");
+        fn at(text: &str, part_of: &[usize]) -> bool {
+            let lines: Vec<Line<'_>> = text
+                .split_inclusive('\n')
+                .map(|l| Line {
+                    text: l,
+                    indent: 0,
+                    empty: false,
+                })
+                .collect();
+            anchors_stay_in_their_parts(&lines, part_of)
+        }
+        assert!(at("a: &x 1\nb: *x\n", &[1, 1]));
+        assert!(!at("a: &x 1\nb: *x\n", &[0, 1]));
+        assert!(
+            at("a: &x 1\nb: */5 * * * *\n", &[0, 1]),
+            "not an alias of ours"
+        );
+        assert!(
+            !at("a: &x 1\nb: '&x y'\n", &[0, 0]),
+            "a quoted one counts too"
+        );
+        assert!(
+            !at("a: &x{ 1\nb: &x, 2\n", &[0, 0]),
+            "a flow indicator ends a name"
+        );
+        assert!(at("a: &x1 1\nb: &x2 2\n", &[0, 1]));
+        assert!(at("a: 1\n", &[0]));
+    }
+
+    /// Workloads of [`MIN_CUT_BYTES_BESIDE`] bytes are cut beside the helper, of one
+    /// byte fewer read with the rest.
+    #[test]
+    fn workloads_of_the_least_bytes_beside_the_helper_are_cut() {
+        let with_workload_bytes = |bytes: usize| {
+            let name = "    web:\n";
+            let comment = bytes - name.len() - "      # \n".len();
+            format!(
+                "workloads:\n  api:\n{name}      # {}\n",
+                "x".repeat(comment)
+            )
+        };
+        let at = with_workload_bytes(MIN_CUT_BYTES_BESIDE);
+        let cut = cut_spec(&at, 1, MIN_CUT_BYTES_BESIDE).expect("cut at the least bytes");
+        assert_eq!(cut.parts.len(), 1);
+        let below = with_workload_bytes(MIN_CUT_BYTES_BESIDE - 1);
+        assert_eq!(cut_spec(&below, 1, MIN_CUT_BYTES_BESIDE), None);
+        assert!(
+            cut_spec(&below, 1, 0).is_some(),
+            "only its size keeps it whole"
+        );
+    }
+
     /// Each part holds each of its lines where the whole has it, blank lines for the
     /// rest; together the parts hold every workload line once, and the rest every other
     /// line.
@@ -432,6 +661,10 @@ mod tests {
         large.push_str(&text[workers + 1..]);
         let whole = whole(&large).expect("the large spec reads");
         assert_eq!(whole.workloads.pool.len(), 13 * synth_pools(&text));
+        // Beside the helper, in as many parts, on one core too.
+        assert!(large.len() >= MIN_CUT_BYTES);
+        let beside = crate::parallel::with_early_helper(|tasks| read_beside(&large, tasks));
+        assert_eq!(beside.as_ref(), Some(&whole));
         let cores = crate::parallel::cores();
         let parts = read_in_parts(&large);
         assert_eq!(parts.is_some(), cores > 1);
@@ -450,11 +683,13 @@ mod tests {
         let base = "chart:\n  name: x\nworkloads:\n  api:\n    web:\n      port: 80\n    two:\n      port: 81\npresets:\n  small:\n    description: s\n";
         assert!(cut_spec(base, 2, 0).is_some());
         let changed = [
-            ("port: 80", "port: *p"),
-            ("port: 81", "port: &p 81"),
+            ("port: 80", "port: &p 80\n      x: &p 1"),
+            ("port: 81", "port: &p 81\npresets2: *p"),
             ("  name: x", "\tname: x"),
             ("\n", "\r\n"),
-            ("chart:\n  name: x", "chart: {name: x}"),
+            ("chart:\n  name: x", "chart: {name: x,\n  version: y}"),
+            ("chart:\n  name: x", "chart: {name: [x}]"),
+            ("chart:\n  name: x", "chart: {name: x} # {"),
             ("chart:\n  name: x", "chart: \"x\""),
             (
                 "workloads:\n  api:\n",
@@ -480,6 +715,9 @@ mod tests {
             // The comment after `workloads:` is the one change that still cuts.
             assert_eq!(cut.is_some(), to.contains("# the workloads"), "{to:?}");
         }
+        // A flow collection closed on its top-level line is cut.
+        let flow = base.replacen("chart:\n  name: x", "chart: {name: x, n: [1, {a: b}]}", 1);
+        assert!(cut_spec(&flow, 2, 0).is_some());
         // A top-level key may have a plain value on its line; `workloads` may not.
         let plain = base.replacen("chart:\n", "replicaStrict: true\nchart:\n", 1);
         assert!(cut_spec(&plain, 2, 0).is_some());

@@ -63,6 +63,33 @@ fn budget_words(breach: &str) -> String {
     format!("the file holds more than {limit} {what}, the most shipshape reads")
 }
 
+/// serde-saphyr prints `error: line L column C: message at line L, column C`; keep
+/// the message, in the project's own words where serde's are terse.
+pub fn plain_message(rendered: &str) -> String {
+    let first = rendered.lines().next().unwrap_or(rendered);
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let message = match first.split_once(": ") {
+        Some((head, rest)) if head.starts_with("line ") => rest,
+        _ => first,
+    };
+    let message = match message.rfind(" at line ") {
+        Some(i) => &message[..i],
+        None => message,
+    };
+    if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
+        let key = rest.split(',').next().unwrap_or(rest);
+        return format!("duplicate key `{key}`: a key may appear once in a mapping");
+    }
+    match message {
+        "invalid u32" | "invalid u16" | "invalid u64" => {
+            "expected a whole number, 0 or more".to_string()
+        }
+        "invalid i64" | "invalid i32" => "expected a whole number".to_string(),
+        "invalid boolean" => "expected `true` or `false`".to_string(),
+        other => reader_words(other).unwrap_or_else(|| other.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -363,8 +363,29 @@ impl Spec {
     }
 }
 
+pub use messages::plain_message;
+
 /// Parses and checks a spec. `file` names the source in error messages.
 pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
+    load_spec_read_by(text, file, cut::read_spec_text)
+}
+
+/// [`load_spec`] on a thread whose helper is running: the workloads are read on it
+/// while this thread reads the rest ([`cut::read_spec_text_beside`]).
+pub fn load_spec_beside(
+    text: &str,
+    file: &str,
+    tasks: &crate::parallel::Tasks<'_>,
+) -> Result<Spec, SpecError> {
+    load_spec_read_by(text, file, |text| cut::read_spec_text_beside(text, tasks))
+}
+
+/// [`load_spec`] with the reader `read`.
+fn load_spec_read_by(
+    text: &str,
+    file: &str,
+    read: impl FnOnce(&str) -> Result<Spec, serde_saphyr::Error>,
+) -> Result<Spec, SpecError> {
     limits::check_expanded_size(text, limits::MAX_EXPANDED_BYTES).map_err(|e| {
         SpecError::Parse {
             file: file.to_string(),
@@ -374,7 +395,7 @@ pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
             hint: "\n  hint: write the text out where it is used, or make it smaller".into(),
         }
     })?;
-    let spec: Spec = cut::read_spec_text(text).map_err(|e| {
+    let spec: Spec = read(text).map_err(|e| {
         let (line, column) = e
             .location()
             .map(|l| (l.line(), l.column()))
@@ -394,33 +415,6 @@ pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
     })?;
     check_spec(&spec, file)?;
     Ok(spec)
-}
-
-/// serde-saphyr prints `error: line L column C: message at line L, column C`; keep
-/// the message, in the project's own words where serde's are terse.
-pub fn plain_message(rendered: &str) -> String {
-    let first = rendered.lines().next().unwrap_or(rendered);
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    let message = match first.split_once(": ") {
-        Some((head, rest)) if head.starts_with("line ") => rest,
-        _ => first,
-    };
-    let message = match message.rfind(" at line ") {
-        Some(i) => &message[..i],
-        None => message,
-    };
-    if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
-        let key = rest.split(',').next().unwrap_or(rest);
-        return format!("duplicate key `{key}`: a key may appear once in a mapping");
-    }
-    match message {
-        "invalid u32" | "invalid u16" | "invalid u64" => {
-            "expected a whole number, 0 or more".to_string()
-        }
-        "invalid i64" | "invalid i32" => "expected a whole number".to_string(),
-        "invalid boolean" => "expected `true` or `false`".to_string(),
-        other => messages::reader_words(other).unwrap_or_else(|| other.to_string()),
-    }
 }
 
 /// For "unknown field `x`, expected one of `a`, `b`", the closest expected name.
