@@ -297,9 +297,11 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     check_release_name(&options.release.name)?;
     // Independent tasks on the machine's cores: check the values against the schema
     // (its frame and its root rules apart), run the guards, render the manifests in
-    // two parts; all read the same spec and values. The helper thread starts while
-    // the spec is read. What needs only the spec and the chart's defaults (the
-    // schema's frame, every plan's pod counts) is queued while the values are merged.
+    // three parts; all read the same spec and values. The helper thread starts before
+    // the spec is read, and reads its workloads. What needs only the spec and the
+    // chart's defaults (the schema's frame, every plan's pod counts) is queued while
+    // the values are merged. The frame's check is queued last: it waits for the
+    // frame, and meanwhile the thread that would wait renders or runs the rules.
     // What the check decides comes first, as when they ran one after the other:
     // refused values print nothing but the violations, and the guards' findings and
     // the manifests computed meanwhile are dropped. Then the guards: the manifests
@@ -324,12 +326,6 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
         let merged = merge_values_for(chart, options)?;
         let merged: &MergedValues = merged_cell.get_or_init(move || merged);
         let (frame, rules, findings) = (&frame, &rules, &findings);
-        tasks.push(Box::new(move || {
-            let schema = frame_schema.wait();
-            let _ = frame.set(schema.and_then(|schema| {
-                crate::values::schema_verdict::schema_verdict(schema, &merged.values)
-            }));
-        }));
         tasks.push(Box::new(move || {
             let _ = rules.set(merged.plan().and_then(|plan| {
                 crate::contract::root_rules_verdict_with(
@@ -359,6 +355,12 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
                 spec,
                 &merged.values,
             ));
+        }));
+        tasks.push(Box::new(move || {
+            let schema = frame_schema.wait();
+            let _ = frame.set(schema.and_then(|schema| {
+                crate::values::schema_verdict::schema_verdict(schema, &merged.values)
+            }));
         }));
         tasks.work();
         Ok(())
