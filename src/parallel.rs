@@ -320,7 +320,7 @@ fn keep_this_thread_off(core: Option<usize>) {
         unsafe {
             let mut cores: libc::cpu_set_t = std::mem::zeroed();
             if libc::sched_getaffinity(0, size, &mut cores) != 0
-                || core >= 8 * size
+                || core >= libc::CPU_SETSIZE as usize
                 || !libc::CPU_ISSET(core, &cores)
                 || libc::CPU_COUNT(&cores) < 2
             {
@@ -679,6 +679,27 @@ mod tests {
         let outside = (0..).find(|c| !all.contains(c)).unwrap();
         assert_eq!(on_a_thread(Some(outside)).0, all, "not one of ours");
         assert_eq!(allowed_cores(), all, "this thread is untouched");
+    }
+
+    /// On each core the process may use, a thread held there says it runs there.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_core_is_the_core_this_thread_runs_on() {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        for core in allowed_cores() {
+            let said = std::thread::spawn(move || {
+                // SAFETY: plain data of the size given; 0 is this thread.
+                unsafe {
+                    let mut only: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(core, &mut only);
+                    assert_eq!(libc::sched_setaffinity(0, size, &only), 0);
+                }
+                this_core()
+            })
+            .join()
+            .unwrap();
+            assert_eq!(said, Some(core));
+        }
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! Only a layout this recognizes for certain is cut: top-level keys at column 0, the
 //! workload classes one indentation under `workloads:`, each workload's name one more,
 //! every key line of those three levels with no value on it, no anchor name given
-//! twice, no tab or carriage return, and no quote or flow collection on a top-level
-//! line. A cut inside a quoted scalar or a flow collection leaves its part
-//! unterminated, which cannot be read; a block or plain scalar cannot hold a line that
+//! twice, no tab or carriage return, and no quote on a top-level line nor a flow
+//! collection there that does not close on it. A cut inside a quoted scalar or a flow
+//! collection leaves its part unterminated, which cannot be read; a block or plain scalar cannot hold a line that
 //! looks like a key at its own indentation. An alias names the one anchor of its name:
 //! in its own part it means what it means in the whole, and in another part it is
 //! unknown, which cannot be read. Any part that cannot be read, a workload twice or
@@ -65,11 +65,7 @@ pub(super) fn read_spec_text_beside(
 /// part, or in as many as [`read_in_parts`] cuts when the text holds at least
 /// [`MIN_CUT_BYTES`], so both threads read runs of workloads.
 fn read_beside(text: &str, tasks: &crate::parallel::Tasks<'_>) -> Option<Spec> {
-    let parts = match text.len() >= MIN_CUT_BYTES {
-        true => 2 * crate::parallel::cores() - 1,
-        false => 1,
-    };
-    let Cut { rest, parts } = cut_spec(text, parts, MIN_CUT_BYTES_BESIDE)?;
+    let Cut { rest, parts } = cut_spec(text, parts_beside(text), MIN_CUT_BYTES_BESIDE)?;
     let count = parts.len();
     let (sent, read) = std::sync::mpsc::channel();
     for (index, part) in parts.into_iter().enumerate() {
@@ -88,6 +84,15 @@ fn read_beside(text: &str, tasks: &crate::parallel::Tasks<'_>) -> Option<Spec> {
     }
     workloads.sort_by_key(|(index, _)| *index);
     join_parts(std::iter::once(rest).chain(workloads.into_iter().map(|(_, part)| part)))
+}
+
+/// How many parts [`read_beside`] cuts the workloads of `text` in at most: one, or as
+/// many as [`read_in_parts`] when the text holds at least [`MIN_CUT_BYTES`].
+fn parts_beside(text: &str) -> usize {
+    match text.len() >= MIN_CUT_BYTES {
+        true => 2 * crate::parallel::cores() - 1,
+        false => 1,
+    }
 }
 
 /// How a spec is read. Its free-form values (`config`, presets) are read as Helm reads
@@ -495,6 +500,9 @@ mod tests {
             }
             if name.contains("/examples/") {
                 assert!(cut_spec(&text, 1, MIN_CUT_BYTES_BESIDE).is_some(), "{name}");
+                let parts = crate::parallel::with_early_helper(|tasks| read_beside(&text, tasks));
+                assert_eq!(parts.as_ref(), read_whole(&text).ok().as_ref(), "{name}");
+                assert!(parts.is_some(), "{name}: read in parts");
                 cut += 1;
             }
         }
@@ -562,6 +570,15 @@ mod tests {
         );
         assert!(at("a: &x1 1\nb: &x2 2\n", &[0, 1]));
         assert!(at("a: 1\n", &[0]));
+    }
+
+    /// A text of [`MIN_CUT_BYTES`] is cut in as many parts as [`read_in_parts`] cuts,
+    /// one of a byte fewer in one.
+    #[test]
+    fn a_text_of_the_least_bytes_for_parts_is_cut_in_as_many_beside_the_helper() {
+        let many = 2 * crate::parallel::cores() - 1;
+        assert_eq!(parts_beside(&"x".repeat(MIN_CUT_BYTES)), many);
+        assert_eq!(parts_beside(&"x".repeat(MIN_CUT_BYTES - 1)), 1);
     }
 
     /// Workloads of [`MIN_CUT_BYTES_BESIDE`] bytes are cut beside the helper, of one
