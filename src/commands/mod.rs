@@ -156,17 +156,6 @@ pub fn read_spec(path: &Path) -> Result<Spec, CommandError> {
     Ok(load_spec(&text, &path.display().to_string())?)
 }
 
-/// [`read_spec`] with the workloads read on the helper of `tasks`
-/// ([`crate::spec::load_spec_beside`]).
-fn read_spec_beside(path: &Path, tasks: &crate::parallel::Tasks<'_>) -> Result<Spec, CommandError> {
-    let text = read_text(path)?;
-    Ok(crate::spec::load_spec_beside(
-        &text,
-        &path.display().to_string(),
-        tasks,
-    )?)
-}
-
 /// Where `generate` writes by default: `generated/` beside the spec.
 pub fn default_out_dir(spec_path: &Path) -> PathBuf {
     spec_path
@@ -297,11 +286,10 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     check_release_name(&options.release.name)?;
     // Independent tasks on the machine's cores: check the values against the schema
     // (its frame and its root rules apart), run the guards, render the manifests in
-    // three parts; all read the same spec and values. The helper thread starts before
-    // the spec is read, and reads its workloads. What needs only the spec and the
-    // chart's defaults (the schema's frame, every plan's pod counts) is queued while
-    // the values are merged. The frame's check is queued last: it waits for the
-    // frame, and meanwhile the thread that would wait renders or runs the rules.
+    // three parts; all read the same spec and values. The helper starts first and
+    // reads the spec's workloads. What needs only the spec and the chart's defaults
+    // (the schema's frame, every plan's pod counts) is queued while the values are
+    // merged. The frame's check, which waits for the frame, is queued last.
     // What the check decides comes first, as when they ran one after the other:
     // refused values print nothing but the violations, and the guards' findings and
     // the manifests computed meanwhile are dropped. Then the guards: the manifests
@@ -313,7 +301,8 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     let parts: [OnceLock<Result<RenderedDocuments, crate::expr::EvalError>>; RENDER_PARTS] =
         Default::default();
     crate::parallel::with_early_helper(|tasks| -> Result<(), CommandError> {
-        let spec = read_spec_beside(spec_path, tasks)?;
+        let (text, file) = (read_text(spec_path)?, spec_path.display().to_string());
+        let spec = crate::spec::load_spec_beside(&text, &file, tasks)?;
         let spec: &Spec = spec_cell.get_or_init(move || spec);
         let (frame_schema, plan_pods) = (&frame_schema, &plan_pods);
         tasks.push(Box::new(move || {
