@@ -7,10 +7,10 @@
 //! every key line of those three levels with no value on it, no anchor name given
 //! twice, no tab or carriage return, and no quote on a top-level line nor a flow
 //! collection there that does not close on it. A cut inside a quoted scalar or a flow
-//! collection leaves its part unterminated, which cannot be read; a block or plain scalar cannot hold a line that
-//! looks like a key at its own indentation. An alias names the one anchor of its name:
-//! in its own part it means what it means in the whole, and in another part it is
-//! unknown, which cannot be read. Any part that cannot be read, a workload twice or
+//! collection leaves its part unterminated, which cannot be read; a block or plain
+//! scalar cannot hold a line that looks like a key at its own indentation. An alias
+//! names the one anchor of its name: in its own part it means what it means in the
+//! whole, and in another part it is unknown, which cannot be read. Any part that cannot be read, a workload twice or
 //! anything else unexpected makes [`read_in_parts`] give `None`, and the spec is read
 //! whole, as before, with its messages.
 
@@ -90,7 +90,7 @@ fn read_beside(text: &str, tasks: &crate::parallel::Tasks<'_>) -> Option<Spec> {
 /// many as [`read_in_parts`] when the text holds at least [`MIN_CUT_BYTES`].
 fn parts_beside(text: &str) -> usize {
     match text.len() >= MIN_CUT_BYTES {
-        true => 2 * crate::parallel::cores() - 1,
+        true => parts_on_the_cores(),
         false => 1,
     }
 }
@@ -114,7 +114,13 @@ fn read_in_parts(text: &str) -> Option<Spec> {
     if cores < 2 {
         return None;
     }
-    read_cut(&cut_spec(text, 2 * cores - 1, MIN_CUT_BYTES)?)
+    read_cut(&cut_spec(text, parts_on_the_cores(), MIN_CUT_BYTES)?)
+}
+
+/// How many runs of workloads a large spec is cut in: two per core but one, so the
+/// threads that finish first take the runs left.
+fn parts_on_the_cores() -> usize {
+    2 * crate::parallel::cores() - 1
 }
 
 /// The spec the parts of `cut` read as, joined; `None` when a part cannot be read or
