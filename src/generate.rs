@@ -4,7 +4,8 @@
 //! Both use this one path, so a check can never disagree with a generate.
 
 use crate::backends::helm::{
-    build_chart_but_templates, pretty_json, template_files, ChartInputs, TemplateError,
+    build_chart_but_templates, document_template_files, helpers_template_file, pretty_json,
+    ChartInputs, TemplateError,
 };
 use crate::backends::native::{render_manifests_of, Release};
 use crate::capacity::breakdown::{budget_uses, BudgetUse};
@@ -16,7 +17,7 @@ use crate::expr::EvalError;
 use crate::guards::capacity::capacity_findings_over;
 use crate::guards::{check_guards_with, Finding, Severity};
 use crate::objects::build_objects_of;
-use crate::parallel::side_by_side;
+use crate::parallel::{side_by_side, Later};
 use crate::spec::Spec;
 use crate::values::{default_values, ValuesError, ValuesSchema};
 use serde::{Deserialize, Serialize};
@@ -231,23 +232,33 @@ pub fn generate_review_leaving(
     leave: impl FnOnce(Workings),
 ) -> Result<Review, GenerateError> {
     // The object tree, and the contract with the schema built from it, read only the
-    // spec: they are built side by side.
-    // Each plan's values are resolved once, for its contract and its review.
-    // The templates read only the object tree: they are written beside the contract.
-    let ((docs, workloads, templates), (defaults, contract, schema, plan_values)) = side_by_side(
+    // spec: they are built side by side. Each plan's values are resolved once, for its
+    // contract and its review. The documents' templates read only the object tree:
+    // they are written beside the contract, and `_helpers.tpl` after it, on its core,
+    // so both cores end together.
+    let objects = Later::default();
+    let (templates, (defaults, contract, schema, plan_values, helpers)) = side_by_side(
         || {
-            let (docs, workloads) = build_objects_of(spec);
-            let templates = template_files(spec, &docs);
-            (docs, workloads, templates)
+            objects.compute(|| build_objects_of(spec));
+            objects
+                .wait()
+                .map(|(docs, _)| document_template_files(docs))
         },
         || {
             let defaults = default_values(spec);
             let (mut contract, plan_values) = Contract::over_with_plan_values(spec, &defaults);
             let schema =
                 values_schema_with(spec, contract.take_rule_schemas(), contract.pods, &defaults);
-            (defaults, contract, schema, plan_values)
+            let helpers = objects
+                .wait()
+                .map(|(docs, _)| helpers_template_file(spec, docs));
+            (defaults, contract, schema, plan_values, helpers)
         },
     );
+    // `None` only when building the objects panicked, and that panic has reached here.
+    let (docs, workloads) = objects.into_inner().expect("the objects were built");
+    let mut templates = templates.expect("the objects were built");
+    templates.extend(helpers);
     let inputs = ChartInputs {
         spec,
         docs: &docs,
@@ -270,7 +281,7 @@ pub fn generate_review_leaving(
         },
     );
     let mut chart = chart?;
-    chart.extend(templates);
+    chart.append(&mut templates);
     let presets = presets?;
     let mut out = OutputFiles::new();
     out.insert(OUTPUT_MARKER.to_string(), output_marker(spec));
