@@ -145,7 +145,7 @@ pub fn check_inputs(exprs: &CapacityExprs, ctx: &EvalContext<'_>) -> Result<(), 
         }
     }
     if let Some(budgets) = ctx.values.get("dependencyCapacity") {
-        serde_json::from_value::<DependencyCapacity>(crate::values::integral_numbers(budgets))
+        <DependencyCapacity as serde::Deserialize>::deserialize(crate::values::WholeNumbers(budgets))
             .map_err(|e| EvalError {
                 expression: ".Values.dependencyCapacity".into(),
                 reason: format!("`dependencyCapacity` does not fit its type: {e}"),

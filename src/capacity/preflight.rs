@@ -120,7 +120,7 @@ pub struct ServerCheck {
 pub fn declared_redis_servers(values: &serde_json::Value) -> BTreeMap<String, RedisServer> {
     values
         .pointer("/dependencyCapacity/redis/servers")
-        .and_then(|s| serde_json::from_value(crate::values::integral_numbers(s)).ok())
+        .and_then(|s| serde::Deserialize::deserialize(crate::values::WholeNumbers(s)).ok())
         .unwrap_or_default()
 }
 

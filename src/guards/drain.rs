@@ -10,23 +10,18 @@
 //! is below `replicaCount` (or the enabled autoscaler's `minReplicas`), enumerated over
 //! every count a plan allows.
 
-use super::typed_values::api_workloads_whole;
+use super::typed_values::api_workloads;
 use super::{Finding, Severity};
 use crate::model::{ApiValues, DisruptionBudget, IntOrString};
 use crate::spec::Spec;
-use crate::values::integral_numbers;
+use crate::values::{whole_u64, WholeNumbers};
 use serde::Deserialize;
 use serde_json::Value;
 
 /// The rule on every api workload, and on the PodDisruptionBudget of every workload
 /// that has one.
 pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
-    check_whole(spec, &integral_numbers(values))
-}
-
-/// [`check`] of values whose whole numbers are integers already.
-pub fn check_whole(spec: &Spec, values: &Value) -> Vec<Finding> {
-    let mut out: Vec<Finding> = api_workloads_whole(spec, values)
+    let mut out: Vec<Finding> = api_workloads(spec, values)
         .into_iter()
         .flat_map(|(name, api)| drain(name, &api))
         .collect();
@@ -38,7 +33,7 @@ pub fn check_whole(spec: &Spec, values: &Value) -> Vec<Finding> {
         let Some(raw) = values.get("workloads").and_then(|w| w.get(name)) else {
             continue;
         };
-        let Ok(w) = Disruptable::deserialize(raw) else {
+        let Ok(w) = Disruptable::deserialize(WholeNumbers(raw)) else {
             continue;
         };
         if !w.enabled || !w.pod_disruption_budget.enabled {
@@ -51,7 +46,7 @@ pub fn check_whole(spec: &Spec, values: &Value) -> Vec<Finding> {
             .find_map(|key| {
                 let s = raw.get(*key)?;
                 let on = s.get("enabled") == Some(&Value::Bool(true));
-                on.then(|| s.get("minReplicas").and_then(Value::as_u64))?
+                on.then(|| s.get("minReplicas").and_then(whole_u64))?
             })
             .unwrap_or(u64::from(w.replica_count));
         out.extend(disruption_budget(name, &w.pod_disruption_budget, fewest));

@@ -8,7 +8,7 @@
 
 use super::{Finding, Severity};
 use crate::spec::Spec;
-use crate::values::integral_numbers;
+use crate::values::WholeNumbers;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -24,11 +24,6 @@ struct Scaler {
 /// The rule on every enabled workload whose class has an autoscaler (the api's HPA
 /// and KEDA ScaledObject, a pool's or worker's HPA).
 pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
-    check_whole(spec, &integral_numbers(values))
-}
-
-/// [`check`] of values whose whole numbers are integers already.
-pub fn check_whole(spec: &Spec, values: &Value) -> Vec<Finding> {
     let mut out = Vec::new();
     for (name, workload) in spec.workloads.all() {
         let Some(raw) = values.get("workloads").and_then(|w| w.get(name)) else {
@@ -42,7 +37,7 @@ pub fn check_whole(spec: &Spec, values: &Value) -> Vec<Finding> {
             .autoscalers()
             .iter()
             .filter_map(|key| {
-                let scaler = Scaler::deserialize(raw.get(*key)?).ok()?;
+                let scaler = Scaler::deserialize(WholeNumbers(raw.get(*key)?)).ok()?;
                 Some((*key, scaler))
             })
             .collect();

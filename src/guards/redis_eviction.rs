@@ -7,22 +7,17 @@
 
 use super::{Finding, Severity};
 use crate::spec::Spec;
-use crate::values::integral_numbers;
+use crate::values::WholeNumbers;
 use serde_json::Value;
 
 /// `redis.eviction`: the critical Redis server must be `noeviction`.
-pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
-    check_whole(spec, &integral_numbers(values))
-}
-
-/// [`check`] of values whose whole numbers are integers already.
-pub fn check_whole(_spec: &Spec, values: &Value) -> Vec<Finding> {
+pub fn check(_spec: &Spec, values: &Value) -> Vec<Finding> {
     use serde::Deserialize;
     let servers: std::collections::BTreeMap<String, crate::model::RedisServer> = values
         .get("dependencyCapacity")
         .and_then(|d| d.get("redis"))
         .and_then(|r| r.get("servers"))
-        .and_then(|s| std::collections::BTreeMap::deserialize(s).ok())
+        .and_then(|s| std::collections::BTreeMap::deserialize(WholeNumbers(s)).ok())
         .unwrap_or_default();
     let mut out = Vec::new();
     for (name, server) in servers {

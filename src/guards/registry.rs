@@ -17,9 +17,9 @@ use serde_json::Value;
 pub enum Check {
     /// A function of the values.
     Values(fn(&Spec, &Value) -> Vec<Finding>),
-    /// A function of the values with every whole number an integer
-    /// ([`crate::values::integral_numbers`]), as the typed model reads them: the guards
-    /// that deserialize typed values share one such copy per check.
+    /// A function of the values that reads them into the typed model, each whole
+    /// number an integer ([`crate::values::WholeNumbers`]): the second half of the
+    /// guards `render` runs on another core ([`whole_number_rule_findings`]).
     WholeNumbers(fn(&Spec, &Value) -> Vec<Finding>),
     /// The rule's share of the one capacity computation both capacity rules read
     /// ([`capacity::capacity_findings`]), done once per preset by [`check_guards`].
@@ -33,9 +33,7 @@ impl Rule {
         match self.check {
             None => Vec::new(),
             Some(Check::Values(check)) => check(spec, values),
-            Some(Check::WholeNumbers(check)) => {
-                check(spec, &crate::values::integral_numbers(values))
-            }
+            Some(Check::WholeNumbers(check)) => check(spec, values),
             Some(Check::Capacity) => {
                 capacity::only(self.id, capacity::capacity_findings(spec, values))
             }
@@ -94,21 +92,21 @@ pub const RULES: &[Rule] = &[
         refuses: "a pool with more than one replica (or an HPA up to two or more) and neither leader election nor claiming",
         install_time: "if/then: `replicaCount` >= 2, or an HPA on with `maxReplicas` >= 2, requires `leaderElection` or `claiming`",
         beyond: "turn on `leaderElection` (failover) or `claiming` (parallel)",
-        check: Some(Check::WholeNumbers(single_leader::check_whole)),
+        check: Some(Check::WholeNumbers(single_leader::check)),
     },
     Rule {
         id: "autoscaling.one-autoscaler",
         refuses: "an HPA and a KEDA ScaledObject on one workload; `minReplicas` above `maxReplicas` (api, pool and worker)",
         install_time: "not: both `enabled`; min <= max enumerated over every `maxReplicas` a plan allows",
         beyond: "turn one autoscaler off; keep `minReplicas` <= `maxReplicas`",
-        check: Some(Check::WholeNumbers(one_autoscaler::check_whole)),
+        check: Some(Check::WholeNumbers(one_autoscaler::check)),
     },
     Rule {
         id: "rollout.drain",
         refuses: "a grace period shorter than drain + shutdown; a PodDisruptionBudget allowing 0 unavailable (`maxUnavailable` 0, or `minAvailable` at least the workload's fewest pods)",
         install_time: "interval: `drainSeconds` and `shutdownSeconds` at most the plan's, `terminationGracePeriodSeconds` at least their sum; an enabled budget's `maxUnavailable` is not 0 or `0%`, and its `minAvailable` is below `replicaCount` or the autoscaler's `minReplicas`, enumerated over every count a plan allows",
         beyond: "add a preset with the longer drain and its grace period, and regenerate",
-        check: Some(Check::WholeNumbers(drain::check_whole)),
+        check: Some(Check::WholeNumbers(drain::check)),
     },
     Rule {
         id: "service.exposed-port",
@@ -157,7 +155,7 @@ pub const RULES: &[Rule] = &[
         refuses: "a critical Redis server declared with an evicting policy",
         install_time: "const: a critical server's `maxmemoryPolicy` is `noeviction`; roles and the other servers' policies are fixed",
         beyond: "put caches on a `cache` server",
-        check: Some(Check::WholeNumbers(redis_eviction::check_whole)),
+        check: Some(Check::WholeNumbers(redis_eviction::check)),
     },
     Rule {
         id: "dependencies.bundled",
@@ -200,7 +198,7 @@ pub const RULES: &[Rule] = &[
         refuses: "values that do not fit the typed model (the guards could not check them)",
         install_time: "bound: every integer at most 2147483647, percentages by pattern, so every accepted value fits the types",
         beyond: "none",
-        check: Some(Check::WholeNumbers(typed_values::check_whole)),
+        check: Some(Check::WholeNumbers(typed_values::check)),
     },
 ];
 
@@ -233,15 +231,13 @@ pub fn value_rule_findings(spec: &Spec, values: &Value) -> Vec<Finding> {
     findings
 }
 
-/// The findings of the rules that read the values' whole-number copy
-/// ([`Check::WholeNumbers`]), which is made once for all of them.
+/// The findings of the rules that read the values into the typed model
+/// ([`Check::WholeNumbers`]).
 pub fn whole_number_rule_findings(spec: &Spec, values: &Value) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let mut whole = None;
     for rule in RULES {
         if let Some(Check::WholeNumbers(check)) = rule.check {
-            let whole = whole.get_or_insert_with(|| crate::values::integral_numbers(values));
-            findings.extend(check(spec, whole));
+            findings.extend(check(spec, values));
         }
     }
     findings

@@ -6,7 +6,7 @@
 //! `replicaCount` >= 2, or an HPA on with `maxReplicas` >= 2, requires
 //! `leaderElection` or `claiming`.
 
-use super::typed_values::whole_workload_values;
+use super::typed_values::workload_values;
 use super::{Finding, Severity};
 use crate::spec::Spec;
 use serde_json::Value;
@@ -14,14 +14,9 @@ use serde_json::Value;
 /// `pool.single-leader`: a pool with more than one replica needs leader election or
 /// per-job claiming.
 pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
-    check_whole(spec, &crate::values::integral_numbers(values))
-}
-
-/// [`check`] of values whose whole numbers are integers already.
-pub fn check_whole(spec: &Spec, values: &Value) -> Vec<Finding> {
     let mut out = Vec::new();
     for name in spec.workloads.pool.keys() {
-        let Some(pool) = whole_workload_values::<crate::model::PoolValues>(values, name) else {
+        let Some(pool) = workload_values::<crate::model::PoolValues>(values, name) else {
             continue;
         };
         let hpa = &pool.autoscaling;

@@ -13,40 +13,29 @@
 use super::{Finding, Severity};
 use crate::model::ApiValues;
 use crate::spec::{Spec, WorkloadClass};
-use crate::values::integral_numbers;
+use crate::values::WholeNumbers;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-/// The typed values of one workload, or `None` if they do not fit the type (the
-/// values schema is checked before the guards, so that does not happen in practice).
+/// The typed values of one workload, read in place through [`WholeNumbers`], or
+/// `None` if they do not fit the type (the values schema is checked before the
+/// guards, so that does not happen in practice).
 pub fn workload_values<T: DeserializeOwned>(values: &Value, name: &str) -> Option<T> {
-    let raw = values.get("workloads")?.get(name)?;
-    serde_json::from_value(integral_numbers(raw)).ok()
-}
-
-/// [`workload_values`] of values whose whole numbers are integers already
-/// ([`integral_numbers`]), read in place.
-pub fn whole_workload_values<T: DeserializeOwned>(whole: &Value, name: &str) -> Option<T> {
-    T::deserialize(whole.get("workloads")?.get(name)?).ok()
+    T::deserialize(WholeNumbers(values.get("workloads")?.get(name)?)).ok()
 }
 
 /// Every api workload whose values fit [`ApiValues`], in the spec's order.
 pub fn api_workloads<'a>(spec: &'a Spec, values: &Value) -> Vec<(&'a str, ApiValues)> {
-    api_workloads_whole(spec, &integral_numbers(values))
-}
-
-/// [`api_workloads`] of values whose whole numbers are integers already.
-pub fn api_workloads_whole<'a>(spec: &'a Spec, whole: &Value) -> Vec<(&'a str, ApiValues)> {
     spec.workloads
         .all()
         .into_iter()
         .filter(|(_, workload)| workload.class() == WorkloadClass::Api)
-        .filter_map(|(name, _)| Some((name, whole_workload_values::<ApiValues>(whole, name)?)))
+        .filter_map(|(name, _)| Some((name, workload_values::<ApiValues>(values, name)?)))
         .collect()
 }
 
 fn fits<T: DeserializeOwned>(path: &str, value: Option<&Value>) -> Option<Finding> {
-    let e = T::deserialize(value?).err()?;
+    let e = T::deserialize(WholeNumbers(value?)).err()?;
     Some(Finding {
         rule: "values.types",
         severity: Severity::Error,
@@ -60,11 +49,6 @@ fn fits<T: DeserializeOwned>(path: &str, value: Option<&Value>) -> Option<Findin
 /// `values.types`: every part of the values the guards read deserializes into its
 /// typed model, so no guard falls back to a default (a budget read as 0, say).
 pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
-    check_whole(spec, &integral_numbers(values))
-}
-
-/// [`check`] of values whose whole numbers are integers already.
-pub fn check_whole(spec: &Spec, values: &Value) -> Vec<Finding> {
     use crate::model::{
         DependencyCapacity, JobsValues, MigrateValues, PoolValues, PostgresPooler, Scheduling,
         SharedStoreValues, StartupSettings, WorkerValues,

@@ -8,6 +8,9 @@
 pub mod locate;
 pub mod presets;
 pub mod schema_verdict;
+pub mod whole_numbers;
+
+pub use whole_numbers::{whole_u64, WholeNumbers};
 
 use crate::spec::Spec;
 use serde_json::{Map, Number, Value};
