@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 /// A built-in preset file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct BuiltinPreset {
+pub struct BuiltinPreset {
     description: String,
     #[serde(default)]
     classes: BTreeMap<String, Map<String, Value>>,
@@ -65,6 +65,29 @@ pub struct FitTarget {
     pub spec_min_replicas: Option<u64>,
 }
 
+/// Each built-in preset's file, parsed once per process: a `render` expands the
+/// presets more than once. The files are the project's own and parsed in tests; a
+/// broken one would be a bug, and reads as an empty preset.
+pub fn builtin_presets() -> &'static [(&'static str, BuiltinPreset)] {
+    static PARSED: std::sync::OnceLock<Vec<(&'static str, BuiltinPreset)>> =
+        std::sync::OnceLock::new();
+    PARSED.get_or_init(|| {
+        BUILTIN
+            .iter()
+            .map(|(name, text)| {
+                let parsed = serde_saphyr::from_str(text).unwrap_or(BuiltinPreset {
+                    description: String::new(),
+                    classes: BTreeMap::new(),
+                    values: Map::new(),
+                    shared_store_backend: None,
+                    fit_max_replicas: false,
+                });
+                (*name, parsed)
+            })
+            .collect()
+    })
+}
+
 /// The names of the built-in presets.
 pub fn builtin_preset_names() -> Vec<&'static str> {
     BUILTIN.iter().map(|(n, _)| *n).collect()
@@ -80,15 +103,7 @@ fn number_at(values: &Map<String, Value>, path: &[&str]) -> Option<u64> {
     map.get(*last)?.as_f64().map(|n| n.max(0.0) as u64)
 }
 
-fn expand_builtin(spec: &Spec, text: &str, own: &Map<String, Value>) -> Preset {
-    // The files are the project's own and parsed in tests; a broken one is a bug.
-    let builtin: BuiltinPreset = serde_saphyr::from_str(text).unwrap_or(BuiltinPreset {
-        description: String::new(),
-        classes: BTreeMap::new(),
-        values: Map::new(),
-        shared_store_backend: None,
-        fit_max_replicas: false,
-    });
+fn expand_builtin(spec: &Spec, builtin: &BuiltinPreset, own: &Map<String, Value>) -> Preset {
     let mut workloads = Map::new();
     for (name, workload) in spec.workloads.all() {
         if let Some(overlay) = builtin.classes.get(workload.class().name()) {
@@ -129,7 +144,7 @@ fn expand_builtin(spec: &Spec, text: &str, own: &Map<String, Value>) -> Preset {
         }
     }
     Preset {
-        description: builtin.description,
+        description: builtin.description.clone(),
         values,
         fit,
     }
@@ -166,10 +181,10 @@ pub fn declared_presets(spec: &Spec) -> BTreeMap<String, Preset> {
             set_shared_store_backend(spec, &mut values, backend);
         }
         merge_user_values(&mut values, preset.values.clone());
-        let builtin = BUILTIN
+        let builtin = builtin_presets()
             .iter()
             .find(|(n, _)| preset.builtin && n == name)
-            .map(|(_, text)| expand_builtin(spec, text, &values));
+            .map(|(_, builtin)| expand_builtin(spec, builtin, &values));
         let resolved = match builtin {
             Some(mut base) => {
                 merge_user_values(&mut base.values, values);

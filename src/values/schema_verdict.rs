@@ -55,8 +55,14 @@ impl<'s> Walk<'s> {
             _ => return None,
         };
         // In draft 7 a reference replaces the keywords beside it. Keys come sorted: a
-        // map has `$ref` only if its first key sorts no later.
-        if map.keys().next().is_some_and(|k| k.as_str() <= "$ref") {
+        // map has `$ref` only if its first key sorts no later, so only if that key is
+        // empty or starts with a byte no later than `$` (one byte compared, not a
+        // string: this runs at every node).
+        if map
+            .keys()
+            .next()
+            .is_some_and(|k| k.as_bytes().first().is_none_or(|&c| c <= b'$'))
+        {
             if let Some(reference) = map.get("$ref") {
                 let target = self.resolve(reference.as_str()?)?;
                 return self.valid(target, value, depth);
