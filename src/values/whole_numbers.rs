@@ -27,7 +27,8 @@ fn whole(f: f64) -> Option<i64> {
 }
 
 /// `n` as [`integral_numbers`](super::integral_numbers) leaves it: its integer when it
-/// is a whole float.
+/// is a whole float. (An integer is left as it is; read through `f64` it would come
+/// back the same, since every integer below 9e15 is exact in `f64`.)
 pub fn whole_number(n: &Number) -> Number {
     match n.as_f64() {
         Some(f) if n.is_f64() => whole(f).map_or_else(|| n.clone(), Number::from),
@@ -323,11 +324,9 @@ impl<'de> SeqAccess<'de> for Items<'de> {
             .transpose()
     }
 
+    /// The items left, so a `Vec` is allocated once at its size.
     fn size_hint(&self) -> Option<usize> {
-        match self.0.size_hint() {
-            (lower, Some(upper)) if lower == upper => Some(upper),
-            _ => None,
-        }
+        Some(self.0.len())
     }
 }
 
@@ -361,11 +360,9 @@ impl<'de> MapAccess<'de> for Entries<'de> {
         }
     }
 
+    /// The entries left.
     fn size_hint(&self) -> Option<usize> {
-        match self.iter.size_hint() {
-            (lower, Some(upper)) if lower == upper => Some(upper),
-            _ => None,
-        }
+        Some(self.iter.len())
     }
 }
 
@@ -503,9 +500,15 @@ mod tests {
             );
             let spec =
                 crate::spec::load_spec(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
-            let defaults = crate::values::default_values(&spec);
-            let (_, plans) = crate::contract::Contract::over_with_plan_values(&spec, &defaults);
-            out.extend(plans);
+            let defaults = crate::values::default_values_map(&spec);
+            let presets = crate::values::presets::declared_presets(&spec);
+            out.push(Value::Object(defaults.clone()));
+            for name in presets.keys() {
+                out.push(
+                    crate::values::presets::resolve_preset_over(&defaults, &presets, Some(name))
+                        .unwrap(),
+                );
+            }
         }
         out
     }
@@ -587,6 +590,41 @@ mod tests {
             every_type_as_the_copy(&other);
             assert_eq!(whole_u64(&other), None);
         }
+    }
+
+    /// A list is read into a `Vec` allocated once at its length, and a map's entries
+    /// are counted as they are read: the sizes the reader is told are the ones left.
+    #[test]
+    fn lists_and_maps_tell_their_sizes() {
+        for n in [0usize, 1, 5, 9] {
+            let list = Value::Array((0..n).map(|i| json!(i as f64)).collect());
+            let read: Vec<u32> = serde::Deserialize::deserialize(WholeNumbers(&list)).unwrap();
+            assert_eq!(read.len(), n);
+            assert_eq!(read.capacity(), n, "{list}");
+        }
+        struct Sizes(Vec<Option<usize>>);
+        impl<'de> serde::Deserialize<'de> for Sizes {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = Sizes;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("a map")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Sizes, A::Error> {
+                        let mut sizes = vec![map.size_hint()];
+                        while map.next_entry::<String, serde::de::IgnoredAny>()?.is_some() {
+                            sizes.push(map.size_hint());
+                        }
+                        Ok(Sizes(sizes))
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+        let map = json!({"a": 1, "b": 2.0, "c": "x"});
+        let Sizes(sizes) = serde::Deserialize::deserialize(WholeNumbers(&map)).unwrap();
+        assert_eq!(sizes, [Some(3), Some(2), Some(1), Some(0)]);
     }
 
     /// Enum variants in every form, through a type that has each kind.
