@@ -311,8 +311,8 @@ fn review_presets(
     presets: &BTreeMap<String, crate::values::presets::Preset>,
     plan_values: &[serde_json::Value],
 ) -> Result<Review, GenerateError> {
-    // Compiled at most once for every preset.
-    let validator = ValuesSchema::new(schema);
+    // Compiled once for every preset.
+    let validator = ValuesSchema::for_many_checks(schema);
     let names = plan_names_of(presets);
     let plans: Vec<(&String, &serde_json::Value)> = names.iter().zip(plan_values).collect();
     let shared = PresetInputs {

@@ -672,9 +672,10 @@ mod tests {
         out
     }
 
-    /// The schema walk gives `jsonschema`'s verdict on every example's whole schema and
-    /// on each plan's own, for a plan's values changed in one to three places: a value
-    /// replaced (by one above or by another place's), a key removed or added.
+    /// The schema walk, and the schema compiled for many checks, give `jsonschema`'s
+    /// verdict on every example's whole schema and on each plan's own, for a plan's
+    /// values changed in one to three places: a value replaced (by one above or by
+    /// another place's), a key removed or added.
     #[test]
     fn the_schema_walk_decides_as_jsonschema_on_changed_values() {
         use proptest::prelude::*;
@@ -692,6 +693,10 @@ mod tests {
             let validators: Vec<_> = schemas
                 .iter()
                 .map(|s| jsonschema::draft7::new(s).unwrap())
+                .collect();
+            let programs: Vec<_> = schemas
+                .iter()
+                .map(crate::values::schema_program::SchemaProgram::compile)
                 .collect();
             let bases: Vec<Value> = plans
                 .iter()
@@ -740,9 +745,12 @@ mod tests {
                                 _ => {}
                             }
                         }
-                        for (schema, validator) in schemas.iter().zip(&validators) {
+                        for ((schema, validator), program) in
+                            schemas.iter().zip(&validators).zip(&programs)
+                        {
                             let verdict = validator.is_valid(&values);
                             prop_assert_eq!(schema_verdict(schema, &values), Some(verdict));
+                            prop_assert_eq!(program.verdict(&values), Some(verdict));
                             let (yes, no) = checked.get();
                             checked.set(if verdict {
                                 (yes + 1, no)

@@ -7,6 +7,7 @@
 
 pub mod locate;
 pub mod presets;
+pub mod schema_program;
 pub mod schema_verdict;
 pub mod whole_numbers;
 
@@ -528,20 +529,45 @@ pub fn check_values_schema(
 }
 
 /// A values schema to check the values of every preset with. Values are first walked
-/// through the schema's JSON ([`schema_verdict::schema_verdict`]); the `jsonschema`
-/// crate compiles it, once, only to decide what that walk does not and to word the
-/// violations of refused values.
+/// through the schema's JSON ([`schema_verdict::schema_verdict`]), or checked by the
+/// schema compiled once for many checks ([`schema_program::SchemaProgram`], the same
+/// verdicts); the `jsonschema` crate compiles it, once, only to decide what that does
+/// not and to word the violations of refused values.
 pub struct ValuesSchema<'s> {
     schema: &'s Value,
+    /// Compiled on the first check, when made for many.
+    program: Option<std::sync::OnceLock<schema_program::SchemaProgram<'s>>>,
     validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
 }
 
 impl<'s> ValuesSchema<'s> {
-    /// A schema to check values with; nothing is compiled yet.
+    /// A schema to check values with; nothing is compiled yet, and each check walks
+    /// the schema's JSON (cheapest for one check).
     pub fn new(schema: &'s Value) -> Self {
         ValuesSchema {
             schema,
+            program: None,
             validator: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// A schema to check many values with (`generate`'s defaults and presets): it is
+    /// compiled on the first check, by whichever thread checks first, and every check
+    /// runs the compiled form.
+    pub fn for_many_checks(schema: &'s Value) -> Self {
+        ValuesSchema {
+            program: Some(std::sync::OnceLock::new()),
+            ..ValuesSchema::new(schema)
+        }
+    }
+
+    /// Whether `values` pass, when the walk or the program can decide.
+    fn verdict(&self, values: &Value) -> Option<bool> {
+        match &self.program {
+            Some(program) => program
+                .get_or_init(|| schema_program::SchemaProgram::compile(self.schema))
+                .verdict(values),
+            None => schema_verdict::schema_verdict(self.schema, values),
         }
     }
 
@@ -562,7 +588,7 @@ impl<'s> ValuesSchema<'s> {
     /// Checks values against the schema, returning every violation: an unknown key at
     /// the key, with the closest known one.
     pub fn check(&self, values: &Value, source_name: &str) -> Result<(), ValuesError> {
-        if schema_verdict::schema_verdict(self.schema, values) == Some(true) {
+        if self.verdict(values) == Some(true) {
             return Ok(());
         }
         let mut violations: Vec<SchemaViolation> = Vec::new();

@@ -36,7 +36,7 @@ thread_local! {
 }
 
 /// Deeper than this, a schema is taken as a reference cycle (`None`).
-const MAX_DEPTH: usize = 256;
+pub(super) const MAX_DEPTH: usize = 256;
 
 struct Walk<'s> {
     root: &'s Value,
@@ -179,31 +179,9 @@ impl<'s> Walk<'s> {
         })
     }
 
-    /// A reference inside the schema's own document: `#` or `#/a/b` (JSON pointer).
+    /// A reference inside the schema's own document ([`resolve_pointer`]).
     fn resolve(&self, reference: &str) -> Option<&'s Value> {
-        let pointer = reference.strip_prefix('#')?;
-        if pointer.contains('%') {
-            return None;
-        }
-        if pointer.is_empty() {
-            return Some(self.root);
-        }
-        // `Value::pointer`, without unescaping (two new strings) a token with no `~`.
-        pointer
-            .strip_prefix('/')?
-            .split('/')
-            .try_fold(self.root, |target, token| {
-                let token = if token.contains('~') {
-                    std::borrow::Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
-                } else {
-                    std::borrow::Cow::Borrowed(token)
-                };
-                match target {
-                    Value::Object(map) => map.get(token.as_ref()),
-                    Value::Array(items) => array_index(&token).and_then(|i| items.get(i)),
-                    _ => None,
-                }
-            })
+        resolve_pointer(self.root, reference)
     }
 
     /// Whether `text` matches the pattern `source`, compiled once per source; `None`
@@ -224,6 +202,38 @@ impl<'s> Walk<'s> {
                 .map(|pattern| pattern.is_match(text))
         })
     }
+}
+
+/// A reference inside the document `root`: `#` or `#/a/b` (a JSON pointer).
+pub(super) fn resolve_pointer<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
+    let pointer = reference.strip_prefix('#')?;
+    if pointer.contains('%') {
+        return None;
+    }
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    // `Value::pointer`, without unescaping (two new strings) a token with no `~`.
+    pointer
+        .strip_prefix('/')?
+        .split('/')
+        .try_fold(root, |target, token| {
+            let token = if token.contains('~') {
+                std::borrow::Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
+            } else {
+                std::borrow::Cow::Borrowed(token)
+            };
+            match target {
+                Value::Object(map) => map.get(token.as_ref()),
+                Value::Array(items) => array_index(&token).and_then(|i| items.get(i)),
+                _ => None,
+            }
+        })
+}
+
+/// Whether the walk evaluates the pattern `source` ([`same_in_ecma_and_rust`]).
+pub(super) fn pattern_is_evaluable(source: &str) -> bool {
+    same_in_ecma_and_rust(source)
 }
 
 /// Each entry of `outer`, in its order, with the value `inner` has under the same key.
@@ -257,7 +267,7 @@ fn array_index(token: &str) -> Option<usize> {
 
 /// Whether `holds` is true of every item, stopping at the first it is false of; `None`
 /// when it cannot tell for an item before that.
-fn every<I: IntoIterator>(
+pub(super) fn every<I: IntoIterator>(
     items: I,
     mut holds: impl FnMut(I::Item) -> Option<bool>,
 ) -> Option<bool> {
@@ -305,7 +315,7 @@ fn same_in_ecma_and_rust(source: &str) -> bool {
 
 /// Whether `value` has the type (or one of the types) named; `integer` is a number with
 /// no fractional part, `1.0` included.
-fn type_matches(types: &Value, value: &Value) -> Option<bool> {
+pub(super) fn type_matches(types: &Value, value: &Value) -> Option<bool> {
     let one = |name: &str| -> Option<bool> {
         Some(match name {
             "null" => value.is_null(),
@@ -335,7 +345,7 @@ fn type_matches(types: &Value, value: &Value) -> Option<bool> {
 }
 
 /// JSON equality, numbers by their value (`1` equals `1.0`).
-fn equal(a: &Value, b: &Value) -> bool {
+pub(super) fn equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => compare(x, y) == Ordering::Equal,
         (Value::Array(x), Value::Array(y)) => {
@@ -349,7 +359,7 @@ fn equal(a: &Value, b: &Value) -> bool {
 }
 
 /// A numeric bound: passes for a value that is not a number.
-fn bound(value: &Value, limit: &Value, holds: impl Fn(Ordering) -> bool) -> Option<bool> {
+pub(super) fn bound(value: &Value, limit: &Value, holds: impl Fn(Ordering) -> bool) -> Option<bool> {
     let limit = limit.as_number()?;
     Some(match value {
         Value::Number(n) => holds(compare(n, limit)),
@@ -358,7 +368,7 @@ fn bound(value: &Value, limit: &Value, holds: impl Fn(Ordering) -> bool) -> Opti
 }
 
 /// A length bound in characters: passes for a value that is not a string.
-fn length(value: &Value, limit: &Value, holds: impl Fn(u64, u64) -> bool) -> Option<bool> {
+pub(super) fn length(value: &Value, limit: &Value, holds: impl Fn(u64, u64) -> bool) -> Option<bool> {
     let limit = limit.as_u64()?;
     Some(match value {
         Value::String(s) => holds(s.chars().count() as u64, limit),

@@ -1,0 +1,668 @@
+//! A values schema compiled once to check many values with: the same verdicts as
+//! [`schema_verdict`](super::schema_verdict::schema_verdict), without reading the
+//! schema's JSON again for each value.
+//!
+//! The walk of [`schema_verdict`](super::schema_verdict) reads every keyword's name and
+//! resolves every `$ref` by its path each time it checks values; for one check that is
+//! cheapest. `generate` checks the defaults and every preset against one schema of
+//! megabytes, so it compiles the schema first: every schema node becomes a list of its
+//! keywords, already told apart, each `$ref` the node it names, each pattern compiled
+//! once (on first use, for every check after). A keyword's arguments are read exactly
+//! as the walk reads them, at the same point, so the answers are the walk's, `None`
+//! (cannot decide) included. Unit tests hold the two equal on hand-written schemas,
+//! on every example's values schema and on random schemas and values.
+
+use super::schema_verdict::{
+    bound, equal, every, length, pattern_is_evaluable, resolve_pointer, type_matches, MAX_DEPTH,
+};
+use serde_json::{Map, Value};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// A compiled values schema.
+pub struct SchemaProgram<'s> {
+    nodes: Vec<Node<'s>>,
+    patterns: Vec<Pattern<'s>>,
+    root: usize,
+}
+
+/// One schema of the document.
+enum Node<'s> {
+    /// `true` or `false`.
+    Bool(bool),
+    /// Neither a boolean nor an object: the walk cannot decide.
+    NotASchema,
+    /// A `$ref`, which replaces every keyword beside it: the node it names (`None`
+    /// when it is not a string or names nothing in the document).
+    Ref(Option<usize>),
+    /// The keywords that constrain, in the document's (sorted) order.
+    Keywords(Vec<Keyword<'s>>),
+}
+
+/// A keyword and its argument, read as the walk reads it.
+enum Keyword<'s> {
+    /// One the walk does not evaluate, or an argument of the wrong kind it checks
+    /// whatever the value: the verdict is `None` when it is reached.
+    Unknown,
+    Type(&'s Value),
+    Const(&'s Value),
+    Enum(&'s [Value]),
+    Bound(&'s Value, fn(Ordering) -> bool),
+    Length(&'s Value, fn(u64, u64) -> bool),
+    /// The pattern's index in [`SchemaProgram::patterns`].
+    Pattern(usize),
+    /// The names, checked only against objects (as the walk, which reads the argument
+    /// only then).
+    Required(&'s Value),
+    /// Each property's name and schema, sorted; `None` for an argument that is not an
+    /// object (which refuses to decide only against an object).
+    Properties(Option<Vec<(&'s str, usize)>>),
+    AdditionalProperties {
+        /// The node has `patternProperties`: undecided against an object.
+        pattern_properties: bool,
+        /// The names `properties` declares, sorted, when it is an object.
+        named: Option<&'s Map<String, Value>>,
+        schema: usize,
+    },
+    PropertyNames(usize),
+    Items(usize),
+    AllOf(Vec<usize>),
+    AnyOf(Vec<usize>),
+    OneOf(Vec<usize>),
+    Not(usize),
+    If {
+        condition: usize,
+        then: Option<usize>,
+        otherwise: Option<usize>,
+    },
+}
+
+/// A pattern, compiled on first use.
+struct Pattern<'s> {
+    source: &'s str,
+    compiled: OnceLock<Option<regex_lite::Regex>>,
+}
+
+impl Pattern<'_> {
+    /// Whether `text` matches; `None` for a pattern the walk does not evaluate.
+    fn matches(&self, text: &str) -> Option<bool> {
+        self.compiled
+            .get_or_init(|| {
+                pattern_is_evaluable(self.source)
+                    .then(|| regex_lite::Regex::new(self.source).ok())
+                    .flatten()
+            })
+            .as_ref()
+            .map(|pattern| pattern.is_match(text))
+    }
+}
+
+impl<'s> SchemaProgram<'s> {
+    /// Compiles `schema` (a root: its `$ref`s resolve in it).
+    pub fn compile(schema: &'s Value) -> Self {
+        let mut compiler = Compiler {
+            root: schema,
+            program: SchemaProgram {
+                nodes: Vec::new(),
+                patterns: Vec::new(),
+                root: 0,
+            },
+            compiled: HashMap::new(),
+            patterns: HashMap::new(),
+        };
+        compiler.program.root = compiler.node(schema);
+        compiler.program
+    }
+
+    /// Whether `values` pass: what [`schema_verdict`](super::schema_verdict::schema_verdict)
+    /// answers for the schema compiled.
+    pub fn verdict(&self, values: &Value) -> Option<bool> {
+        self.valid(self.root, values, 1)
+    }
+
+    /// The verdict of node `node` on `value`, `depth` schemas deep.
+    fn valid(&self, node: usize, value: &Value, depth: usize) -> Option<bool> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let depth = depth + 1;
+        let keywords = match &self.nodes[node] {
+            Node::Bool(b) => return Some(*b),
+            Node::NotASchema => return None,
+            Node::Ref(target) => return self.valid((*target)?, value, depth),
+            Node::Keywords(keywords) => keywords,
+        };
+        for keyword in keywords {
+            let passes = match keyword {
+                Keyword::Unknown => return None,
+                Keyword::Type(types) => type_matches(types, value)?,
+                Keyword::Const(argument) => equal(argument, value),
+                Keyword::Enum(options) => options.iter().any(|a| equal(a, value)),
+                Keyword::Bound(limit, holds) => bound(value, limit, holds)?,
+                Keyword::Length(limit, holds) => length(value, limit, holds)?,
+                Keyword::Pattern(index) => {
+                    let pattern = &self.patterns[*index];
+                    match value.as_str() {
+                        Some(s) => pattern.matches(s)?,
+                        None => {
+                            pattern.matches("")?;
+                            true
+                        }
+                    }
+                }
+                Keyword::Required(names) => match value {
+                    Value::Object(object) => every(names.as_array()?, |name| {
+                        Some(object.contains_key(name.as_str()?))
+                    })?,
+                    _ => true,
+                },
+                Keyword::Properties(properties) => match value {
+                    Value::Object(object) => {
+                        let properties = properties.as_ref()?;
+                        every(properties_of(properties, object), |(sub, v)| match v {
+                            Some(v) => self.valid(sub, v, depth),
+                            None => Some(true),
+                        })?
+                    }
+                    _ => true,
+                },
+                Keyword::AdditionalProperties {
+                    pattern_properties,
+                    named,
+                    schema,
+                } => match value {
+                    Value::Object(object) => {
+                        if *pattern_properties {
+                            return None;
+                        }
+                        match named {
+                            None => every(object.values(), |v| self.valid(*schema, v, depth))?,
+                            Some(named) => every(object, |(key, v)| match named.contains_key(key) {
+                                true => Some(true),
+                                false => self.valid(*schema, v, depth),
+                            })?,
+                        }
+                    }
+                    _ => true,
+                },
+                Keyword::PropertyNames(schema) => match value {
+                    Value::Object(object) => every(object.keys(), |name| {
+                        self.valid(*schema, &Value::String(name.clone()), depth)
+                    })?,
+                    _ => true,
+                },
+                Keyword::Items(schema) => match value {
+                    Value::Array(items) => every(items, |item| self.valid(*schema, item, depth))?,
+                    _ => true,
+                },
+                Keyword::AllOf(subs) => every(subs, |sub| self.valid(*sub, value, depth))?,
+                Keyword::AnyOf(subs) => {
+                    !every(subs, |sub| Some(!self.valid(*sub, value, depth)?))?
+                }
+                Keyword::OneOf(subs) => {
+                    let mut count = 0;
+                    for sub in subs {
+                        count += usize::from(self.valid(*sub, value, depth)?);
+                    }
+                    count == 1
+                }
+                Keyword::Not(sub) => !self.valid(*sub, value, depth)?,
+                Keyword::If {
+                    condition,
+                    then,
+                    otherwise,
+                } => {
+                    let branch = match self.valid(*condition, value, depth)? {
+                        true => then,
+                        false => otherwise,
+                    };
+                    match branch {
+                        Some(sub) => self.valid(*sub, value, depth)?,
+                        None => true,
+                    }
+                }
+            };
+            if !passes {
+                return Some(false);
+            }
+        }
+        Some(true)
+    }
+}
+
+/// Each property a schema declares, in its order, with the value `object` has under
+/// the same name: walked side by side along both sorted lists, or searched when the
+/// schema declares a few names of a large object.
+fn properties_of<'p, 'v>(
+    properties: &'p [(&'p str, usize)],
+    object: &'v Map<String, Value>,
+) -> impl Iterator<Item = (usize, Option<&'v Value>)> + 'p
+where
+    'v: 'p,
+{
+    let search = properties.len().saturating_mul(4) < object.len();
+    let mut rest = object.iter().peekable();
+    properties.iter().map(move |&(name, node)| {
+        if search {
+            return (node, object.get(name));
+        }
+        while rest.next_if(|(k, _)| k.as_str() < name).is_some() {}
+        (node, rest.next_if(|(k, _)| k.as_str() == name).map(|(_, v)| v))
+    })
+}
+
+/// Turns schema nodes into [`Node`]s, each once: a node reached again (through a
+/// `$ref`) is the node compiled before, so a reference cycle is a cycle of nodes,
+/// which the depth limit stops as it stops the walk.
+struct Compiler<'s> {
+    root: &'s Value,
+    program: SchemaProgram<'s>,
+    /// Each schema node compiled, by address.
+    compiled: HashMap<*const Value, usize>,
+    /// Each pattern, by source.
+    patterns: HashMap<&'s str, usize>,
+}
+
+impl<'s> Compiler<'s> {
+    fn node(&mut self, schema: &'s Value) -> usize {
+        let key = schema as *const Value;
+        if let Some(&index) = self.compiled.get(&key) {
+            return index;
+        }
+        let index = self.program.nodes.len();
+        self.program.nodes.push(Node::NotASchema);
+        self.compiled.insert(key, index);
+        let node = match schema {
+            Value::Bool(b) => Node::Bool(*b),
+            Value::Object(map) => self.object(map),
+            _ => Node::NotASchema,
+        };
+        self.program.nodes[index] = node;
+        index
+    }
+
+    fn object(&mut self, map: &'s Map<String, Value>) -> Node<'s> {
+        // As the walk: a `$ref` (which the first key's place tells) replaces the rest.
+        if map
+            .keys()
+            .next()
+            .is_some_and(|k| k.as_bytes().first().is_none_or(|&c| c <= b'$'))
+        {
+            if let Some(reference) = map.get("$ref") {
+                let target = reference
+                    .as_str()
+                    .and_then(|r| resolve_pointer(self.root, r))
+                    .map(|target| self.node(target));
+                return Node::Ref(target);
+            }
+        }
+        let mut keywords = Vec::new();
+        for (keyword, argument) in map {
+            let compiled = match keyword.as_str() {
+                "$schema" | "$comment" | "title" | "description" | "default" | "examples"
+                | "definitions" | "then" | "else" => continue,
+                "type" => Keyword::Type(argument),
+                "const" => Keyword::Const(argument),
+                "enum" => match argument.as_array() {
+                    Some(options) => Keyword::Enum(options),
+                    None => Keyword::Unknown,
+                },
+                "minimum" => Keyword::Bound(argument, |o| o != Ordering::Less),
+                "maximum" => Keyword::Bound(argument, |o| o != Ordering::Greater),
+                "exclusiveMinimum" => Keyword::Bound(argument, |o| o == Ordering::Greater),
+                "exclusiveMaximum" => Keyword::Bound(argument, |o| o == Ordering::Less),
+                "minLength" => Keyword::Length(argument, |len, n| len >= n),
+                "maxLength" => Keyword::Length(argument, |len, n| len <= n),
+                "pattern" => match argument.as_str() {
+                    Some(source) => Keyword::Pattern(self.pattern(source)),
+                    None => Keyword::Unknown,
+                },
+                "required" => Keyword::Required(argument),
+                "properties" => Keyword::Properties(argument.as_object().map(|properties| {
+                    properties
+                        .iter()
+                        .map(|(name, sub)| (name.as_str(), self.node(sub)))
+                        .collect()
+                })),
+                "additionalProperties" => Keyword::AdditionalProperties {
+                    pattern_properties: map.contains_key("patternProperties"),
+                    named: map.get("properties").and_then(Value::as_object),
+                    schema: self.node(argument),
+                },
+                "propertyNames" => Keyword::PropertyNames(self.node(argument)),
+                "items" => match argument {
+                    Value::Array(_) => Keyword::Unknown,
+                    _ => Keyword::Items(self.node(argument)),
+                },
+                "allOf" | "anyOf" | "oneOf" => match argument.as_array() {
+                    Some(subs) => {
+                        let subs = subs.iter().map(|sub| self.node(sub)).collect();
+                        match keyword.as_str() {
+                            "allOf" => Keyword::AllOf(subs),
+                            "anyOf" => Keyword::AnyOf(subs),
+                            _ => Keyword::OneOf(subs),
+                        }
+                    }
+                    None => Keyword::Unknown,
+                },
+                "not" => Keyword::Not(self.node(argument)),
+                "if" => Keyword::If {
+                    condition: self.node(argument),
+                    then: map.get("then").map(|sub| self.node(sub)),
+                    otherwise: map.get("else").map(|sub| self.node(sub)),
+                },
+                _ => Keyword::Unknown,
+            };
+            keywords.push(compiled);
+        }
+        Node::Keywords(keywords)
+    }
+
+    fn pattern(&mut self, source: &'s str) -> usize {
+        if let Some(&index) = self.patterns.get(source) {
+            return index;
+        }
+        let index = self.program.patterns.len();
+        self.program.patterns.push(Pattern {
+            source,
+            compiled: OnceLock::new(),
+        });
+        self.patterns.insert(source, index);
+        index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::values::schema_verdict::schema_verdict;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// The program's verdict on each value is the walk's.
+    fn same_as_the_walk(schema: &Value, values: &[Value]) {
+        let program = SchemaProgram::compile(schema);
+        for v in values {
+            assert_eq!(
+                program.verdict(v),
+                schema_verdict(schema, v),
+                "{v} against {schema}"
+            );
+        }
+    }
+
+    fn sample_values() -> Vec<Value> {
+        vec![
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(-1),
+            json!(1),
+            json!(1.0),
+            json!(1.5),
+            json!(2),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(1e300),
+            json!(""),
+            json!("2"),
+            json!("a1b"),
+            json!("héllo"),
+            json!("--workers=2"),
+            json!([]),
+            json!(["a1b"]),
+            json!(["x", "--workers=2"]),
+            json!([1, 2.0]),
+            json!({}),
+            json!({"a": 1}),
+            json!({"a": 1, "b": "x"}),
+            json!({"b": "abc", "c": true}),
+            json!({"a": "1"}),
+            json!({"a": [1, 2]}),
+            json!({"ab": null}),
+            json!({"a": {"x": 1.0}}),
+            json!({"a": {"x": 1, "y": 2}}),
+            json!({"a": {"y": 1}}),
+            json!({"a": {"x": 1, "y": [2, 3]}}),
+            json!({"n": 2}),
+            json!({"n": "x"}),
+        ]
+    }
+
+    /// Every keyword the walk knows, the ones it does not, and arguments of the wrong
+    /// kind, on values of every kind.
+    #[test]
+    fn hand_written_schemas_decide_as_the_walk() {
+        let managed = r#"(^|[\t\n\f\r '"`;&|()])(--wo(r(k(e(rs?)?)?)?)?([=\t\n\f\r '"`;&|()]|$)|-w[0-9]*([\t\n\f\r '"`;&|()]|$)|WEB_CONCURRENCY=)"#;
+        let schemas = [
+            json!(true),
+            json!(false),
+            json!(3),
+            json!({}),
+            json!({"maximum": 2}),
+            json!({"minimum": 1.5}),
+            json!({"exclusiveMinimum": 1}),
+            json!({"exclusiveMaximum": 2}),
+            json!({"maximum": "2"}),
+            json!({"minimum": i64::MIN}),
+            json!({"const": 2}),
+            json!({"const": {"x": 1}}),
+            json!({"enum": [1, "2", null]}),
+            json!({"enum": 1}),
+            json!({"type": "integer"}),
+            json!({"type": ["string", "null"]}),
+            json!({"type": "decimal"}),
+            json!({"type": ["string", "decimal"]}),
+            json!({"type": 1}),
+            json!({"minLength": 2}),
+            json!({"maxLength": 2}),
+            json!({"maxLength": -1}),
+            json!({"pattern": "^a"}),
+            json!({"pattern": "a.b"}),
+            json!({"pattern": 1}),
+            json!({"items": {"not": {"pattern": managed}}}),
+            json!({"items": [{"type": "string"}]}),
+            json!({"required": ["a"]}),
+            json!({"required": [1]}),
+            json!({"required": ["a", 1]}),
+            json!({"required": "a"}),
+            json!({"properties": {"a": {"type": "integer"}}, "additionalProperties": false}),
+            json!({"properties": {"a": true}, "additionalProperties": {"type": "string"}}),
+            json!({"properties": 1}),
+            json!({"properties": 1, "additionalProperties": false}),
+            json!({"patternProperties": {"^a": true}, "additionalProperties": false}),
+            json!({"additionalProperties": {"type": "integer"}}),
+            json!({"propertyNames": {"maxLength": 1}}),
+            json!({"allOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+            json!({"anyOf": [{"required": ["a"]}, {"format": "x"}]}),
+            json!({"anyOf": [{"format": "x"}, {"required": ["a"]}]}),
+            json!({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+            json!({"oneOf": [{"required": ["a"]}, {"format": "x"}]}),
+            json!({"allOf": 1}),
+            json!({"not": {"type": "object"}}),
+            json!({"if": {"required": ["a"]}, "then": {"required": ["b"]}}),
+            json!({"if": {"required": ["a"]}, "else": {"required": ["c"]}}),
+            json!({"if": {"required": ["a"]}, "then": false, "else": {"const": {}}}),
+            json!({"then": false}),
+            json!({"minimum": 5, "multipleOf": 2}),
+            json!({"multipleOf": 2, "type": "string"}),
+            json!({"definitions": {"n": {"type": "integer"}}, "properties": {"a": {"$ref": "#/definitions/n"}, "n": {"$ref": "#/definitions/n"}}}),
+            json!({"definitions": {"n": {"type": "integer"}}, "$ref": "#/definitions/n", "type": "object"}),
+            json!({"$comment": "x", "$ref": "#/definitions/missing"}),
+            json!({"$ref": 1}),
+            json!({"$ref": "other.json"}),
+            json!({"$ref": "#"}),
+            json!({"definitions": {"a": {"$ref": "#/definitions/a"}}, "$ref": "#/definitions/a"}),
+            json!({"definitions": {"a": {"not": {"$ref": "#/definitions/b"}}, "b": {"anyOf": [{"type": "string"}, {"$ref": "#/definitions/a"}]}}, "properties": {"a": {"$ref": "#/definitions/a"}}}),
+            json!({"definitions": {"a~b": {"type": "string"}, "c/d": {"minimum": 2}}, "properties": {"a": {"$ref": "#/definitions/a~0b"}, "n": {"$ref": "#/definitions/c~1d"}}}),
+            json!({"items": {"$ref": "#/items/0"}}),
+            json!({"allOf": [{"minimum": 0}], "properties": {"n": {"$ref": "#/allOf/0"}}}),
+            json!({"": 1, "$ref": "#/definitions/x", "definitions": {"x": false}}),
+        ];
+        for schema in &schemas {
+            same_as_the_walk(schema, &sample_values());
+        }
+    }
+
+    /// Schemas nested to the depth limit and past it, through every keyword that holds
+    /// a schema, decide (or fail to) as the walk does.
+    #[test]
+    fn the_depth_limit_is_the_walks() {
+        let chain = |schemas: usize| {
+            (1..schemas).fold(json!({"type": "integer"}), |inner, _| json!({"not": inner}))
+        };
+        for depth in [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1] {
+            for wrap in [
+                (|s: Value| s) as fn(Value) -> Value,
+                |s| json!({"properties": {"a": s}}),
+                |s| json!({"additionalProperties": s}),
+                |s| json!({"propertyNames": s}),
+                |s| json!({"items": s}),
+                |s| json!({"allOf": [s]}),
+                |s| json!({"anyOf": [s]}),
+                |s| json!({"oneOf": [s]}),
+                |s| json!({"if": s}),
+                |s| json!({"if": true, "then": s}),
+                |s| json!({"if": false, "else": s}),
+                |s| json!({"definitions": {"d": s}, "$ref": "#/definitions/d"}),
+            ] {
+                same_as_the_walk(&wrap(chain(depth)), &sample_values());
+            }
+        }
+    }
+
+    /// A schema drawn from the keywords the walk knows, a few it does not, arguments of
+    /// the wrong kind, and references to the root's definitions (cycles included).
+    fn schema_strategy() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(json!(true)),
+            Just(json!(false)),
+            Just(json!({})),
+            (0..4i64).prop_map(|n| json!({"minimum": n})),
+            (0..4i64).prop_map(|n| json!({"maximum": n})),
+            (0..4i64).prop_map(|n| json!({"exclusiveMaximum": n})),
+            (0..4u64).prop_map(|n| json!({"maxLength": n})),
+            (0..4u64).prop_map(|n| json!({"minLength": n})),
+            prop::sample::select(vec!["object", "string", "integer", "number", "array", "null", "boolean", "decimal"])
+                .prop_map(|t| json!({"type": t})),
+            Just(json!({"type": ["string", "integer"]})),
+            Just(json!({"const": 1})),
+            Just(json!({"enum": ["a", 2, null]})),
+            Just(json!({"pattern": "^a[0-9]*$"})),
+            Just(json!({"pattern": "a.b"})),
+            Just(json!({"required": ["a", "b"]})),
+            Just(json!({"required": ["b"]})),
+            Just(json!({"format": "email"})),
+            Just(json!({"multipleOf": 2})),
+            Just(json!({"$ref": "#/definitions/d0"})),
+            Just(json!({"$ref": "#/definitions/d1"})),
+            Just(json!({"$ref": "#/definitions/missing"})),
+            Just(json!({"items": [true]})),
+            Just(json!({"enum": 3})),
+        ];
+        leaf.prop_recursive(4, 48, 4, |inner| {
+            prop_oneof![
+                prop::collection::btree_map(
+                    prop::sample::select(vec!["a", "b", "c"]),
+                    inner.clone(),
+                    0..3
+                )
+                .prop_map(|m| json!({"properties": m})),
+                (
+                    prop::collection::btree_map(
+                        prop::sample::select(vec!["a", "b"]),
+                        inner.clone(),
+                        0..2
+                    ),
+                    inner.clone()
+                )
+                    .prop_map(|(m, extra)| json!({"properties": m, "additionalProperties": extra})),
+                inner.clone().prop_map(|s| json!({"additionalProperties": s})),
+                inner.clone().prop_map(|s| json!({"items": s})),
+                inner.clone().prop_map(|s| json!({"propertyNames": s})),
+                inner.clone().prop_map(|s| json!({"not": s})),
+                prop::collection::vec(inner.clone(), 0..3).prop_map(|v| json!({"allOf": v})),
+                prop::collection::vec(inner.clone(), 0..3).prop_map(|v| json!({"anyOf": v})),
+                prop::collection::vec(inner.clone(), 0..3).prop_map(|v| json!({"oneOf": v})),
+                (inner.clone(), inner.clone(), inner.clone()).prop_map(|(i, t, e)| json!({"if": i, "then": t, "else": e})),
+                (inner.clone(), inner.clone()).prop_map(|(i, t)| json!({"if": i, "then": t})),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| {
+                    let mut m = a.as_object().cloned().unwrap_or_default();
+                    if let Value::Object(b) = b {
+                        m.extend(b);
+                    }
+                    Value::Object(m)
+                }),
+            ]
+        })
+    }
+
+    /// A value of any kind, shaped like what the schemas above look at.
+    fn value_strategy() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(json!(null)),
+            any::<bool>().prop_map(Value::from),
+            (-3i64..5).prop_map(Value::from),
+            prop::sample::select(vec![0.5f64, 1.0, 2.0, -1.5]).prop_map(Value::from),
+            prop::sample::select(vec!["", "a", "a1", "b", "ab", "a.b", "xyz1"]).prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::from),
+                prop::collection::btree_map(
+                    prop::sample::select(vec!["a", "b", "c", "d"]).prop_map(String::from),
+                    inner,
+                    0..4
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Random schemas, with definitions that refer to each other and to themselves, on
+    /// random values: the program answers what the walk answers. Each answer (pass,
+    /// refusal, undecided) comes up often, so each is compared.
+    #[test]
+    fn random_schemas_decide_as_the_walk() {
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        let config = Config {
+            cases: 768,
+            failure_persistence: None,
+            ..Config::default()
+        };
+        let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut runner = TestRunner::new_with_rng(config, rng);
+        let answers = std::cell::RefCell::new(std::collections::BTreeMap::new());
+        let strategy = (
+            schema_strategy(),
+            schema_strategy(),
+            schema_strategy(),
+            prop::collection::vec(value_strategy(), 1..6),
+        );
+        runner
+            .run(&strategy, |(body, d0, d1, values)| {
+                let mut schema = match body {
+                    Value::Object(m) => m,
+                    other => [("allOf".to_string(), json!([other]))].into_iter().collect(),
+                };
+                schema.insert("definitions".into(), json!({"d0": d0, "d1": d1}));
+                let schema = Value::Object(schema);
+                let program = SchemaProgram::compile(&schema);
+                for v in &values {
+                    let walked = schema_verdict(&schema, v);
+                    prop_assert_eq!(program.verdict(v), walked, "{} against {}", v, schema);
+                    *answers.borrow_mut().entry(walked).or_insert(0) += 1;
+                }
+                Ok(())
+            })
+            .unwrap();
+        let answers = answers.into_inner();
+        for answer in [Some(true), Some(false), None] {
+            assert!(
+                answers.get(&answer).copied().unwrap_or(0) > 200,
+                "{answer:?} too rare: {answers:?}"
+            );
+        }
+    }
+}
