@@ -145,11 +145,13 @@ pub fn check_inputs(exprs: &CapacityExprs, ctx: &EvalContext<'_>) -> Result<(), 
         }
     }
     if let Some(budgets) = ctx.values.get("dependencyCapacity") {
-        <DependencyCapacity as serde::Deserialize>::deserialize(crate::values::WholeNumbers(budgets))
-            .map_err(|e| EvalError {
-                expression: ".Values.dependencyCapacity".into(),
-                reason: format!("`dependencyCapacity` does not fit its type: {e}"),
-            })?;
+        <DependencyCapacity as serde::Deserialize>::deserialize(crate::values::WholeNumbers(
+            budgets,
+        ))
+        .map_err(|e| EvalError {
+            expression: ".Values.dependencyCapacity".into(),
+            reason: format!("`dependencyCapacity` does not fit its type: {e}"),
+        })?;
     }
     Ok(())
 }

@@ -55,6 +55,9 @@ enum Keyword<'s> {
     /// The names, checked only against objects (as the walk, which reads the argument
     /// only then).
     Required(&'s Value),
+    /// `required` naming strings in ascending order (as the generated schemas do):
+    /// found by one walk along the object's sorted keys.
+    RequiredInOrder(Vec<&'s str>),
     /// Each property's name and schema, sorted; `None` for an argument that is not an
     /// object (which refuses to decide only against an object).
     Properties(Option<Vec<(&'s str, usize)>>),
@@ -62,7 +65,7 @@ enum Keyword<'s> {
         /// The node has `patternProperties`: undecided against an object.
         pattern_properties: bool,
         /// The names `properties` declares, sorted, when it is an object.
-        named: Option<&'s Map<String, Value>>,
+        named: Option<Vec<&'s str>>,
         schema: usize,
     },
     PropertyNames(usize),
@@ -108,7 +111,7 @@ impl<'s> SchemaProgram<'s> {
                 patterns: Vec::new(),
                 root: 0,
             },
-            compiled: HashMap::new(),
+            targets: std::collections::BTreeMap::new(),
             patterns: HashMap::new(),
         };
         compiler.program.root = compiler.node(schema);
@@ -151,6 +154,10 @@ impl<'s> SchemaProgram<'s> {
                         }
                     }
                 }
+                Keyword::RequiredInOrder(names) => match value {
+                    Value::Object(object) => all_present(names, object),
+                    _ => true,
+                },
                 Keyword::Required(names) => match value {
                     Value::Object(object) => every(names.as_array()?, |name| {
                         Some(object.contains_key(name.as_str()?))
@@ -178,10 +185,9 @@ impl<'s> SchemaProgram<'s> {
                         }
                         match named {
                             None => every(object.values(), |v| self.valid(*schema, v, depth))?,
-                            Some(named) => every(object, |(key, v)| match named.contains_key(key) {
-                                true => Some(true),
-                                false => self.valid(*schema, v, depth),
-                            })?,
+                            Some(named) => {
+                                every(undeclared(object, named), |v| self.valid(*schema, v, depth))?
+                            }
                         }
                     }
                     _ => true,
@@ -197,9 +203,7 @@ impl<'s> SchemaProgram<'s> {
                     _ => true,
                 },
                 Keyword::AllOf(subs) => every(subs, |sub| self.valid(*sub, value, depth))?,
-                Keyword::AnyOf(subs) => {
-                    !every(subs, |sub| Some(!self.valid(*sub, value, depth)?))?
-                }
+                Keyword::AnyOf(subs) => !every(subs, |sub| Some(!self.valid(*sub, value, depth)?))?,
                 Keyword::OneOf(subs) => {
                     let mut count = 0;
                     for sub in subs {
@@ -248,38 +252,95 @@ where
             return (node, object.get(name));
         }
         while rest.next_if(|(k, _)| k.as_str() < name).is_some() {}
-        (node, rest.next_if(|(k, _)| k.as_str() == name).map(|(_, v)| v))
+        (
+            node,
+            rest.next_if(|(k, _)| k.as_str() == name).map(|(_, v)| v),
+        )
     })
 }
 
-/// Turns schema nodes into [`Node`]s, each once: a node reached again (through a
-/// `$ref`) is the node compiled before, so a reference cycle is a cycle of nodes,
-/// which the depth limit stops as it stops the walk.
+/// Whether every name (in ascending order) is a key of `object`.
+fn all_present(names: &[&str], object: &Map<String, Value>) -> bool {
+    let mut keys = object.keys().peekable();
+    names.iter().all(|&name| {
+        while keys.next_if(|k| k.as_str() < name).is_some() {}
+        keys.next_if(|k| k.as_str() == name).is_some()
+    })
+}
+
+/// The values of `object` under keys `named` (sorted) does not hold, in the object's
+/// order: both lists walked side by side.
+fn undeclared<'v, 'n>(
+    object: &'v Map<String, Value>,
+    named: &'n [&'n str],
+) -> impl Iterator<Item = &'v Value> + 'n
+where
+    'v: 'n,
+{
+    let mut names = named.iter().peekable();
+    object.iter().filter_map(move |(key, v)| {
+        while names.next_if(|n| **n < key.as_str()).is_some() {}
+        match names.peek() {
+            Some(n) if **n == key.as_str() => None,
+            _ => Some(v),
+        }
+    })
+}
+
+/// Turns schema nodes into [`Node`]s. A node a `$ref` names is compiled once, however
+/// many references name it, so a reference cycle is a cycle of nodes, which the depth
+/// limit stops as it stops the walk; every other node has one parent and is compiled
+/// where it stands.
 struct Compiler<'s> {
     root: &'s Value,
     program: SchemaProgram<'s>,
-    /// Each schema node compiled, by address.
-    compiled: HashMap<*const Value, usize>,
+    /// Each node a reference names, compiled, by address (ordered by address: no
+    /// hashing, which was a tenth of the compilation with the default hasher).
+    targets: std::collections::BTreeMap<*const Value, usize>,
     /// Each pattern, by source.
     patterns: HashMap<&'s str, usize>,
 }
 
+/// The names of a `required` argument when all are strings in ascending order.
+fn in_order(argument: &Value) -> Option<Vec<&str>> {
+    let names: Vec<&str> = argument
+        .as_array()?
+        .iter()
+        .map(Value::as_str)
+        .collect::<Option<_>>()?;
+    names.windows(2).all(|w| w[0] < w[1]).then_some(names)
+}
+
 impl<'s> Compiler<'s> {
-    fn node(&mut self, schema: &'s Value) -> usize {
+    /// The node a reference names: compiled the first time, and entered before its
+    /// children are, so a reference back to it is to this node.
+    fn target(&mut self, schema: &'s Value) -> usize {
         let key = schema as *const Value;
-        if let Some(&index) = self.compiled.get(&key) {
+        if let Some(&index) = self.targets.get(&key) {
             return index;
         }
         let index = self.program.nodes.len();
         self.program.nodes.push(Node::NotASchema);
-        self.compiled.insert(key, index);
+        self.targets.insert(key, index);
+        self.fill(index, schema);
+        index
+    }
+
+    fn node(&mut self, schema: &'s Value) -> usize {
+        let index = self.program.nodes.len();
+        self.program.nodes.push(Node::NotASchema);
+        self.fill(index, schema);
+        index
+    }
+
+    /// Compiles `schema` into node `index`.
+    fn fill(&mut self, index: usize, schema: &'s Value) {
         let node = match schema {
             Value::Bool(b) => Node::Bool(*b),
             Value::Object(map) => self.object(map),
             _ => Node::NotASchema,
         };
         self.program.nodes[index] = node;
-        index
     }
 
     fn object(&mut self, map: &'s Map<String, Value>) -> Node<'s> {
@@ -293,7 +354,7 @@ impl<'s> Compiler<'s> {
                 let target = reference
                     .as_str()
                     .and_then(|r| resolve_pointer(self.root, r))
-                    .map(|target| self.node(target));
+                    .map(|target| self.target(target));
                 return Node::Ref(target);
             }
         }
@@ -318,7 +379,10 @@ impl<'s> Compiler<'s> {
                     Some(source) => Keyword::Pattern(self.pattern(source)),
                     None => Keyword::Unknown,
                 },
-                "required" => Keyword::Required(argument),
+                "required" => match in_order(argument) {
+                    Some(names) => Keyword::RequiredInOrder(names),
+                    None => Keyword::Required(argument),
+                },
                 "properties" => Keyword::Properties(argument.as_object().map(|properties| {
                     properties
                         .iter()
@@ -327,7 +391,10 @@ impl<'s> Compiler<'s> {
                 })),
                 "additionalProperties" => Keyword::AdditionalProperties {
                     pattern_properties: map.contains_key("patternProperties"),
-                    named: map.get("properties").and_then(Value::as_object),
+                    named: map
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .map(|named| named.keys().map(String::as_str).collect()),
                     schema: self.node(argument),
                 },
                 "propertyNames" => Keyword::PropertyNames(self.node(argument)),
@@ -544,8 +611,10 @@ mod tests {
             (0..4i64).prop_map(|n| json!({"exclusiveMaximum": n})),
             (0..4u64).prop_map(|n| json!({"maxLength": n})),
             (0..4u64).prop_map(|n| json!({"minLength": n})),
-            prop::sample::select(vec!["object", "string", "integer", "number", "array", "null", "boolean", "decimal"])
-                .prop_map(|t| json!({"type": t})),
+            prop::sample::select(vec![
+                "object", "string", "integer", "number", "array", "null", "boolean", "decimal"
+            ])
+            .prop_map(|t| json!({"type": t})),
             Just(json!({"type": ["string", "integer"]})),
             Just(json!({"const": 1})),
             Just(json!({"enum": ["a", 2, null]})),
@@ -553,6 +622,9 @@ mod tests {
             Just(json!({"pattern": "a.b"})),
             Just(json!({"required": ["a", "b"]})),
             Just(json!({"required": ["b"]})),
+            Just(json!({"required": ["b", "a"]})),
+            Just(json!({"required": ["a", "a"]})),
+            Just(json!({"required": ["a", 1]})),
             Just(json!({"format": "email"})),
             Just(json!({"multipleOf": 2})),
             Just(json!({"$ref": "#/definitions/d0"})),
@@ -578,14 +650,17 @@ mod tests {
                     inner.clone()
                 )
                     .prop_map(|(m, extra)| json!({"properties": m, "additionalProperties": extra})),
-                inner.clone().prop_map(|s| json!({"additionalProperties": s})),
+                inner
+                    .clone()
+                    .prop_map(|s| json!({"additionalProperties": s})),
                 inner.clone().prop_map(|s| json!({"items": s})),
                 inner.clone().prop_map(|s| json!({"propertyNames": s})),
                 inner.clone().prop_map(|s| json!({"not": s})),
                 prop::collection::vec(inner.clone(), 0..3).prop_map(|v| json!({"allOf": v})),
                 prop::collection::vec(inner.clone(), 0..3).prop_map(|v| json!({"anyOf": v})),
                 prop::collection::vec(inner.clone(), 0..3).prop_map(|v| json!({"oneOf": v})),
-                (inner.clone(), inner.clone(), inner.clone()).prop_map(|(i, t, e)| json!({"if": i, "then": t, "else": e})),
+                (inner.clone(), inner.clone(), inner.clone())
+                    .prop_map(|(i, t, e)| json!({"if": i, "then": t, "else": e})),
                 (inner.clone(), inner.clone()).prop_map(|(i, t)| json!({"if": i, "then": t})),
                 (inner.clone(), inner.clone()).prop_map(|(a, b)| {
                     let mut m = a.as_object().cloned().unwrap_or_default();
@@ -605,7 +680,8 @@ mod tests {
             any::<bool>().prop_map(Value::from),
             (-3i64..5).prop_map(Value::from),
             prop::sample::select(vec![0.5f64, 1.0, 2.0, -1.5]).prop_map(Value::from),
-            prop::sample::select(vec!["", "a", "a1", "b", "ab", "a.b", "xyz1"]).prop_map(Value::from),
+            prop::sample::select(vec!["", "a", "a1", "b", "ab", "a.b", "xyz1"])
+                .prop_map(Value::from),
         ];
         leaf.prop_recursive(3, 24, 4, |inner| {
             prop_oneof![
@@ -644,7 +720,9 @@ mod tests {
             .run(&strategy, |(body, d0, d1, values)| {
                 let mut schema = match body {
                     Value::Object(m) => m,
-                    other => [("allOf".to_string(), json!([other]))].into_iter().collect(),
+                    other => [("allOf".to_string(), json!([other]))]
+                        .into_iter()
+                        .collect(),
                 };
                 schema.insert("definitions".into(), json!({"d0": d0, "d1": d1}));
                 let schema = Value::Object(schema);

@@ -359,7 +359,11 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
 }
 
 /// A numeric bound: passes for a value that is not a number.
-pub(super) fn bound(value: &Value, limit: &Value, holds: impl Fn(Ordering) -> bool) -> Option<bool> {
+pub(super) fn bound(
+    value: &Value,
+    limit: &Value,
+    holds: impl Fn(Ordering) -> bool,
+) -> Option<bool> {
     let limit = limit.as_number()?;
     Some(match value {
         Value::Number(n) => holds(compare(n, limit)),
@@ -368,7 +372,11 @@ pub(super) fn bound(value: &Value, limit: &Value, holds: impl Fn(Ordering) -> bo
 }
 
 /// A length bound in characters: passes for a value that is not a string.
-pub(super) fn length(value: &Value, limit: &Value, holds: impl Fn(u64, u64) -> bool) -> Option<bool> {
+pub(super) fn length(
+    value: &Value,
+    limit: &Value,
+    holds: impl Fn(u64, u64) -> bool,
+) -> Option<bool> {
     let limit = limit.as_u64()?;
     Some(match value {
         Value::String(s) => holds(s.chars().count() as u64, limit),

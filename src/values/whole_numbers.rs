@@ -83,7 +83,10 @@ fn visit_array<'de, V: Visitor<'de>>(items: &'de [Value], visitor: V) -> Result<
     let out = visitor.visit_seq(&mut seq)?;
     match seq.0.len() {
         0 => Ok(out),
-        _ => Err(Error::invalid_length(items.len(), &"fewer elements in array")),
+        _ => Err(Error::invalid_length(
+            items.len(),
+            &"fewer elements in array",
+        )),
     }
 }
 
@@ -377,7 +380,10 @@ impl<'de> EnumAccess<'de> for Variant<'de> {
     type Error = Error;
     type Variant = Content<'de>;
 
-    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Content<'de>), Error> {
+    fn variant_seed<V: DeserializeSeed<'de>>(
+        self,
+        seed: V,
+    ) -> Result<(V::Value, Content<'de>), Error> {
         let variant: serde::de::value::StrDeserializer<'_, Error> =
             self.variant.as_str().into_deserializer();
         Ok((seed.deserialize(variant)?, Content(self.value)))
