@@ -52,7 +52,7 @@ pub fn document_template_files(docs: &[Document]) -> ChartFiles {
     for doc in docs {
         files.insert(
             format!("templates/{}", doc.file),
-            wrap_long_lines(&format!(
+            wrap_long_lines(format!(
                 "{{{{- /* {HEADER} */}}}}\n{}",
                 helm_template_text(doc)
             )),
@@ -72,7 +72,7 @@ pub fn document_template_files(docs: &[Document]) -> ChartFiles {
 pub fn helpers_template_file(spec: &Spec, docs: &[Document]) -> (String, String) {
     (
         "templates/_helpers.tpl".into(),
-        wrap_long_lines(&format!(
+        wrap_long_lines(format!(
             "{{{{- /* {HEADER} */}}}}\n\n{}",
             helm_helpers_text(docs, |name| describe_template(spec, name))
         )),

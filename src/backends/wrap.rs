@@ -154,9 +154,14 @@ fn layout_term(term: &Term, column: usize, indent: usize, out: &mut String) -> u
 }
 
 /// Every line of a template longer than [`MAX_LINE`] with its actions broken across
-/// lines (text outside actions is never touched).
-pub fn wrap_long_lines(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+/// lines (text outside actions is never touched). A text with no line longer than
+/// [`MAX_LINE`] bytes, as most templates are, is handed back as it is, not copied.
+pub fn wrap_long_lines(text: String) -> String {
+    let longest = text.split('\n').map(str::len).max().unwrap_or(0);
+    if longest <= MAX_LINE {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
     for line in text.split_inclusive('\n') {
         let body = line.strip_suffix('\n').unwrap_or(line);
         // A line of at most MAX_LINE bytes has at most MAX_LINE characters.
@@ -285,7 +290,7 @@ mod tests {
             .collect();
         let line = format!("  x: {{{{ list {} }}}}", words.join(" "));
         assert!(line.len() > MAX_LINE);
-        let wrapped = wrap_long_lines(&line);
+        let wrapped = wrap_long_lines(line.clone());
         let lines: Vec<&str> = wrapped.lines().collect();
         assert!(lines.len() >= 3, "{wrapped}");
         for l in &lines {
@@ -306,10 +311,10 @@ mod tests {
     fn a_word_longer_than_a_line_breaks_only_past_the_continuation_column() {
         let (long, tail) = ("w".repeat(150), "v".repeat(60));
         // `{{ f` ends at column 4, the continuation column (0 + 2 + 2): no break.
-        let at = wrap_long_lines(&format!("{{{{ f {long} {tail} }}}}"));
+        let at = wrap_long_lines(format!("{{{{ f {long} {tail} }}}}"));
         assert!(at.starts_with(&format!("{{{{ f {long}\n")), "{at}");
         // `  {{ ab` ends at column 7, past the continuation column 6: break.
-        let past = wrap_long_lines(&format!("  {{{{ ab {long} {tail} }}}}"));
+        let past = wrap_long_lines(format!("  {{{{ ab {long} {tail} }}}}"));
         assert!(
             past.starts_with(&format!("  {{{{ ab\n      {long}\n")),
             "{past}"
@@ -324,7 +329,7 @@ mod tests {
         for digits in [2, 3] {
             let words: Vec<String> = (0..100).map(|i| format!("w{i:0digits$}")).collect();
             let line = format!("  x: {{{{ list {} }}}}", words.join(" "));
-            let wrapped = wrap_long_lines(&line);
+            let wrapped = wrap_long_lines(line.clone());
             let lines: Vec<&str> = wrapped.lines().collect();
             assert!(lines.len() >= 4, "{wrapped}");
             for pair in lines.windows(2) {
@@ -340,17 +345,42 @@ mod tests {
     #[test]
     fn an_empty_call_past_the_target_is_kept() {
         let line = format!("{{{{ f {} () {} }}}}", "w".repeat(150), "v".repeat(60));
-        let wrapped = wrap_long_lines(&line);
+        let wrapped = wrap_long_lines(line.clone());
         assert!(
             wrapped.contains(&format!("{} ()\n", "w".repeat(150))),
             "{wrapped}"
         );
     }
 
+    /// A line of [`MAX_LINE`] bytes is left alone, and the text handed back without a
+    /// copy; one byte more and its action is broken.
+    #[test]
+    fn lines_break_past_the_limit_and_not_at_it() {
+        let action = |width: usize| {
+            let prefix = "  x: {{ list ";
+            let words: Vec<String> = (0..60).map(|i| format!("$.Values.w{i:03}")).collect();
+            let mut line = format!("{prefix}{} }}}}", words.join(" "));
+            let cut = line.len() - width;
+            line.replace_range(prefix.len()..prefix.len() + cut, "");
+            line
+        };
+        for (width, breaks) in [(MAX_LINE, false), (MAX_LINE + 1, true)] {
+            let line = action(width);
+            assert_eq!(line.len(), width);
+            let text = format!("first\n{line}\nlast\n");
+            let handed = text.clone();
+            let at = handed.as_ptr();
+            let wrapped = wrap_long_lines(handed);
+            assert_eq!(wrapped != text, breaks, "{width}: {wrapped}");
+            assert_eq!(wrapped.as_ptr() == at, !breaks, "{width}");
+            assert!(wrapped.lines().all(|l| l.len() <= MAX_LINE), "{wrapped}");
+        }
+    }
+
     #[test]
     fn short_lines_are_left_alone() {
         let text = "a: {{ $.Values.x | toJson }}\n";
-        assert_eq!(wrap_long_lines(text), text);
+        assert_eq!(wrap_long_lines(text.to_string()), text);
     }
 
     #[test]
@@ -361,7 +391,7 @@ mod tests {
             args.join(" ")
         );
         assert!(line.len() > MAX_LINE);
-        let wrapped = wrap_long_lines(&format!("{line}\n"));
+        let wrapped = wrap_long_lines(format!("{line}\n"));
         assert!(wrapped.lines().count() > 1, "{wrapped}");
         for l in wrapped.lines() {
             assert!(l.len() <= MAX_LINE, "{l}");
@@ -383,8 +413,8 @@ mod tests {
     #[test]
     fn text_outside_actions_and_unbalanced_actions_are_kept() {
         let long = "y".repeat(250);
-        assert_eq!(wrap_long_lines(&long), long);
+        assert_eq!(wrap_long_lines(long.clone()), long);
         let broken = format!("{{{{ ({} }}}}", "z ".repeat(120));
-        assert_eq!(wrap_long_lines(&broken), broken);
+        assert_eq!(wrap_long_lines(broken.clone()), broken);
     }
 }
