@@ -219,33 +219,72 @@ fn walk<'a>(
     }
 }
 
-fn scalar_text(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
+/// JSON as a YAML author writes it: integers without a fraction.
+fn plain_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_plain_json(v, &mut out);
+    out
 }
 
-/// A number as a YAML author writes it: integers without a fraction.
-fn plain_json(v: &Value) -> String {
+/// [`plain_json`], appended to `out`.
+fn write_plain_json(v: &Value, out: &mut String) {
+    use std::fmt::Write;
     match v {
         Value::Number(n) => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
-            _ => n.to_string(),
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => {
+                let _ = write!(out, "{}", f as i64);
+            }
+            _ => {
+                let _ = write!(out, "{n}");
+            }
         },
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(plain_json).collect::<Vec<_>>().join(",")
-        ),
-        Value::Object(map) => format!(
-            "{{{}}}",
-            map.iter()
-                .map(|(k, v)| format!(
-                    "{}:{}",
-                    scalar_text(&Value::String(k.clone())),
-                    plain_json(v)
-                ))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-        other => scalar_text(other),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_plain_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(&Value::String(k.clone()), out);
+                out.push(':');
+                write_plain_json(v, out);
+            }
+            out.push('}');
+        }
+        other => write_json(other, out),
+    }
+}
+
+/// `serde_json`'s compact text of a scalar, appended to `out`.
+fn write_json(v: &Value, out: &mut String) {
+    // `serde_json` writes only valid UTF-8.
+    let _ = serde_json::to_writer(StringWriter(out), v);
+}
+
+/// A `String` as an `io::Write` for `serde_json`, which writes whole UTF-8 text.
+struct StringWriter<'a>(&'a mut String);
+
+impl std::io::Write for StringWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => {
+                self.0.push_str(text);
+                Ok(bytes.len())
+            }
+            Err(e) => Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -280,16 +319,20 @@ pub fn values_yaml_of(rows: &ValueRows<'_>, header: &str) -> String {
         out.push_str(&format!("# {line}\n").replace("# \n", "#\n"));
     }
     // Every workload of a class repeats its fields' descriptions: each is wrapped once
-    // per indentation.
-    let mut comments: std::collections::HashMap<(&str, usize), String> =
-        std::collections::HashMap::new();
+    // per indentation. A description the schema holds is the same string for every
+    // workload of a class, so it is known by where it is (a note of the spec's, new
+    // for each entry, is wrapped each time); hashing the texts was slower than
+    // wrapping them.
+    let mut comments: std::collections::BTreeMap<(usize, usize, usize), String> =
+        std::collections::BTreeMap::new();
     for (i, row) in rows.iter().enumerate() {
         let indent = row.depth * 2;
         if row.depth == 0 && i > 0 {
             out.push('\n');
         }
+        let text: &str = row.description.as_ref();
         let comment = comments
-            .entry((row.description.as_ref(), indent))
+            .entry((text.as_ptr() as usize, text.len(), indent))
             .or_insert_with(|| {
                 let mut text = String::new();
                 wrap_comment(&row.description, indent, &mut text);
@@ -308,13 +351,13 @@ pub fn values_yaml_of(rows: &ValueRows<'_>, header: &str) -> String {
                 for item in a {
                     out.extend(std::iter::repeat_n(' ', indent));
                     out.push_str("  - ");
-                    out.push_str(&plain_json(item));
+                    write_plain_json(item, &mut out);
                     out.push('\n');
                 }
             }
             v => {
                 out.push_str(": ");
-                out.push_str(&plain_json(v));
+                write_plain_json(v, &mut out);
                 out.push('\n');
             }
         }
