@@ -15,7 +15,7 @@ use crate::contract::schema::{plan_names_of, values_schema_with};
 use crate::contract::Contract;
 use crate::expr::EvalError;
 use crate::guards::capacity::capacity_findings_over;
-use crate::guards::{check_guards_with, Finding, Severity};
+use crate::guards::{check_guards_with, spec_rule_findings, Finding, Severity};
 use crate::objects::build_objects_of;
 use crate::parallel::{side_by_side, Later};
 use crate::spec::Spec;
@@ -321,6 +321,7 @@ fn review_presets(
         workloads,
         validator: &validator,
         exprs: &capacity_exprs(spec),
+        spec_findings: &spec_rule_findings(spec),
     };
     // Each preset on the next free core; the results are joined in the presets' order.
     let reviews = crate::parallel::map_in_parallel(&plans, |&(label, values)| {
@@ -355,6 +356,8 @@ struct PresetInputs<'a> {
     workloads: &'a [Option<String>],
     validator: &'a ValuesSchema<'a>,
     exprs: &'a crate::capacity::CapacityExprs,
+    /// The findings of the rules that read only the spec, the same for every preset.
+    spec_findings: &'a [Finding],
 }
 
 /// One preset's part of [`review_presets`].
@@ -382,6 +385,7 @@ fn review_preset(
         spec,
         values,
         capacity_findings_over(&capacity, report.as_ref()),
+        inputs.spec_findings,
     );
     let mut preset_findings = Vec::new();
     let schema_ok = if let Err(ValuesError::Schema { violations, .. }) =

@@ -340,10 +340,11 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
             });
         }));
         tasks.push(Box::new(move || {
-            let _ = findings[1].set(crate::guards::whole_number_rule_findings(
-                spec,
-                &merged.values,
-            ));
+            let _ = findings[1].set({
+                let mut f = crate::guards::whole_number_rule_findings(spec, &merged.values);
+                f.extend(crate::guards::spec_rule_findings(spec));
+                f
+            });
         }));
         tasks.push(Box::new(move || {
             let schema = frame_schema.wait();

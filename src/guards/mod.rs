@@ -38,8 +38,8 @@ pub use managed_env::{
     sets_managed_variable, sets_workers,
 };
 pub use registry::{
-    check_guards, check_guards_with, readme_rule_list, sorted_findings, value_rule_findings,
-    whole_number_rule_findings, Rule, RULES,
+    check_guards, check_guards_with, readme_rule_list, sorted_findings, spec_rule_findings,
+    value_rule_findings, whole_number_rule_findings, Rule, RULES,
 };
 pub use typed_values::workload_values;
 

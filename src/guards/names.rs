@@ -17,7 +17,6 @@
 use super::{Finding, Severity};
 use crate::model::naming::{NameInputs, NamePattern, MAX_NAME, MAX_RELEASE_NAME};
 use crate::spec::{Spec, WorkloadClass};
-use serde_json::Value;
 
 /// One object the chart renders, by kind and whose it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -285,7 +284,7 @@ fn worst_cases(chart: &str, max_release: usize) -> Vec<(String, String, String)>
 }
 
 /// `names.unique`: no two objects of one kind share a name.
-pub fn check(spec: &Spec, _values: &Value) -> Vec<Finding> {
+pub fn check(spec: &Spec) -> Vec<Finding> {
     check_up_to(spec, MAX_RELEASE_NAME)
 }
 
@@ -385,7 +384,7 @@ mod tests {
     #[test]
     fn a_migrate_workload_named_config_is_refused() {
         let s = spec("workloads:\n  api: {web: {}}\n  migrate: {config: {}}\n");
-        let findings = check(&s, &Value::Null);
+        let findings = check(&s);
         assert_eq!(findings.len(), 1, "{findings:#?}");
         let f = &findings[0];
         assert_eq!(
@@ -417,7 +416,7 @@ mod tests {
     #[test]
     fn a_suffix_ending_another_name_is_refused_with_the_full_name_that_breaks_it() {
         let s = spec("workloads:\n  api: {api: {}}\n  worker: {a-api: {}}\n");
-        let findings = check(&s, &Value::Null);
+        let findings = check(&s);
         // Every kind both classes have: Deployment, Service, ServiceMonitor,
         // PodDisruptionBudget, NetworkPolicy, HorizontalPodAutoscaler.
         assert_eq!(findings.len(), 6, "{findings:#?}");
@@ -520,7 +519,7 @@ mod tests {
         let s = spec(
             "workloads:\n  api: {web: {}}\n  worker: {temporal-a1: {}, temporal-a2: {}}\ntakeover:\n  temporal-a1: {name: '{release}-temporal-a1'}\n  temporal-a2: {name: '{release}-temporal-a2'}\n",
         );
-        let findings = check(&s, &Value::Null);
+        let findings = check(&s);
         // One per kind a worker renders.
         assert_eq!(findings.len(), 6, "{findings:#?}");
         let f = &findings[0];
@@ -595,7 +594,7 @@ mod tests {
         let s = spec(
             "workloads:\n  api: {web: {}, api: {}}\ntakeover:\n  web: {name: '{fullname}-api'}\n",
         );
-        let findings = check(&s, &Value::Null);
+        let findings = check(&s);
         assert_eq!(findings.len(), 8, "{findings:#?}");
         assert!(
             findings[0]
@@ -607,7 +606,7 @@ mod tests {
         // `{fullname}` alone for one workload is fine.
         let s =
             spec("workloads:\n  api: {web: {}, api: {}}\ntakeover:\n  web: {name: '{fullname}'}\n");
-        assert_eq!(check(&s, &Value::Null), []);
+        assert_eq!(check(&s), []);
     }
 
     #[test]

@@ -15,6 +15,9 @@ use serde_json::Value;
 /// A guard: every finding of its rule on one preset's resolved values.
 #[derive(Debug, Clone, Copy)]
 pub enum Check {
+    /// A function of the spec alone: the same on the defaults and every preset, so
+    /// `generate` runs it once ([`spec_rule_findings`]).
+    Spec(fn(&Spec) -> Vec<Finding>),
     /// A function of the values.
     Values(fn(&Spec, &Value) -> Vec<Finding>),
     /// A function of the values that reads them into the typed model, each whole
@@ -32,6 +35,7 @@ impl Rule {
     pub fn findings(&self, spec: &Spec, values: &Value) -> Vec<Finding> {
         match self.check {
             None => Vec::new(),
+            Some(Check::Spec(check)) => check(spec),
             Some(Check::Values(check)) => check(spec, values),
             Some(Check::WholeNumbers(check)) => check(spec, values),
             Some(Check::Capacity) => {
@@ -176,7 +180,7 @@ pub const RULES: &[Rule] = &[
         refuses: "two objects of one kind with the same name for some release name (up to 53 characters) or name override, such as a migrate workload named `config` whose hook ConfigMap would delete the chart's on upgrade",
         install_time: "pattern: `nameOverride` and `fullnameOverride` are empty or DNS labels of at most 63 characters; each name keeps its own suffix, and the guard checks every release name and full name length",
         beyond: "rename a workload, or shorten the spec's `takeover` name templates",
-        check: Some(Check::Values(names::check)),
+        check: Some(Check::Spec(names::check)),
     },
     Rule {
         id: "security.restricted",
@@ -205,17 +209,40 @@ pub const RULES: &[Rule] = &[
 /// Runs every guard on one preset's resolved values: every finding, errors first, then
 /// by values path and rule id.
 pub fn check_guards(spec: &Spec, values: &Value) -> Vec<Finding> {
-    check_guards_with(spec, values, capacity::capacity_findings(spec, values))
+    check_guards_with(
+        spec,
+        values,
+        capacity::capacity_findings(spec, values),
+        &spec_rule_findings(spec),
+    )
 }
 
 /// [`check_guards`] with both capacity rules' findings already computed
 /// ([`capacity::capacity_findings_over`]: `generate` shares the capacity report).
-pub fn check_guards_with(spec: &Spec, values: &Value, capacity: Vec<Finding>) -> Vec<Finding> {
+pub fn check_guards_with(
+    spec: &Spec,
+    values: &Value,
+    capacity: Vec<Finding>,
+    spec_findings: &[Finding],
+) -> Vec<Finding> {
     sorted_findings(vec![
         capacity,
+        spec_findings.to_vec(),
         value_rule_findings(spec, values),
         whole_number_rule_findings(spec, values),
     ])
+}
+
+/// The findings of the rules that read only the spec ([`Check::Spec`]): the same for
+/// every preset's values, computed once per run.
+pub fn spec_rule_findings(spec: &Spec) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for rule in RULES {
+        if let Some(Check::Spec(check)) = rule.check {
+            findings.extend(check(spec));
+        }
+    }
+    findings
 }
 
 /// The findings of the rules that read the values as they are ([`Check::Values`]): with
@@ -433,6 +460,43 @@ mod tests {
             sorted_findings(vec![whole_rules, capacity, value_rules]),
             whole
         );
+    }
+
+    /// The rules that read only the spec are run once by [`spec_rule_findings`], and
+    /// [`check_guards`] holds their findings with the others' on any values.
+    #[test]
+    fn the_spec_rules_findings_are_computed_apart_and_joined_into_check_guards() {
+        let text = "chart: {name: shop, version: 1.0.0, appVersion: '1', description: d}\nimage: {repository: example/shop}\nworkloads:\n  api: {web: {}}\n  migrate: {config: {}}\n";
+        let spec = crate::spec::load_spec(text, "test.yaml").unwrap();
+        let spec_rules = spec_rule_findings(&spec);
+        let rules: Vec<(&str, &str)> = spec_rules
+            .iter()
+            .map(|f| (f.rule, f.path.as_str()))
+            .collect();
+        assert_eq!(rules, [("names.unique", "workloads.config")]);
+        for f in &spec_rules {
+            let kind = RULES.iter().find(|r| r.id == f.rule).map(|r| r.check);
+            assert!(matches!(kind, Some(Some(Check::Spec(_)))), "{}", f.rule);
+        }
+        let v = with(
+            values(&spec, None),
+            &[("workloads.api.replicaCount", json!(2))],
+        );
+        let value_rules = value_rule_findings(&spec, &v);
+        let whole_rules = whole_number_rule_findings(&spec, &v);
+        let capacity = capacity::capacity_findings(&spec, &v);
+        assert!(value_rules.iter().all(|f| f.rule != "names.unique"));
+        let whole = check_guards(&spec, &v);
+        assert!(whole.iter().any(|f| f.rule == "names.unique"));
+        assert_eq!(
+            sorted_findings(vec![value_rules, spec_rules.clone(), whole_rules, capacity]),
+            whole
+        );
+        // Handed findings of its own, `check_guards_with` reports those instead.
+        let capacity = capacity::capacity_findings(&spec, &v);
+        let without = check_guards_with(&spec, &v, capacity, &[]);
+        assert_eq!(without.len() + spec_rules.len(), whole.len());
+        assert!(without.iter().all(|f| f.rule != "names.unique"));
     }
 
     #[test]
