@@ -485,6 +485,7 @@ mod tests {
             json!({"a": 1}),
             json!({"a": 1, "b": "x"}),
             json!({"b": "abc", "c": true}),
+            json!({"a": 1, "c": true}),
             json!({"a": "1"}),
             json!({"a": [1, 2]}),
             json!({"ab": null}),
@@ -536,6 +537,8 @@ mod tests {
             json!({"required": "a"}),
             json!({"properties": {"a": {"type": "integer"}}, "additionalProperties": false}),
             json!({"properties": {"a": true}, "additionalProperties": {"type": "string"}}),
+            // Declared names on both sides of an undeclared key.
+            json!({"properties": {"a": true, "c": true}, "additionalProperties": false}),
             json!({"properties": 1}),
             json!({"properties": 1, "additionalProperties": false}),
             json!({"patternProperties": {"^a": true}, "additionalProperties": false}),
