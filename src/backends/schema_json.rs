@@ -23,46 +23,47 @@ const LINE_LIMIT: usize = 1000;
 /// `values.schema.json` as written into the chart: the same JSON value as `v`, with a
 /// trailing newline.
 pub fn schema_json(v: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     write_value(&mut out, v, 0);
-    out.push('\n');
-    out
+    out.push(b'\n');
+    // `serde_json` writes UTF-8, and so does everything else here.
+    String::from_utf8(out).unwrap_or_default()
 }
 
-fn write_value(out: &mut String, v: &Value, depth: usize) {
+/// Appends `v` to `out`, which holds the text so far: each entry is written in place,
+/// not into a string of its own and copied.
+fn write_value(out: &mut Vec<u8>, v: &Value, depth: usize) {
     let opens = match v {
         Value::Object(m) => !m.is_empty(),
         Value::Array(a) => !a.is_empty(),
         _ => false,
     };
     if !opens {
-        out.push_str(&one_line(v));
+        write_one_line(out, v);
         return;
     }
     // Only an entry that may stay on one line is written out, and only up to the limit:
     // the root and its keywords always open (writing them whole, then each entry again
     // below them, was 67 ms of the 400-workload `generate`).
-    if depth >= OPEN_DEPTH {
-        if let Some(line) = one_line_within(v, LINE_LIMIT) {
-            out.push_str(&line);
-            return;
-        }
+    if depth >= OPEN_DEPTH && write_one_line_within(out, v, LINE_LIMIT) {
+        return;
     }
     let indent = "  ".repeat(depth + 1);
     let (open, close) = if v.is_object() {
-        ('{', '}')
+        (b'{', b'}')
     } else {
-        ('[', ']')
+        (b'[', b']')
     };
     out.push(open);
     let mut first = true;
-    let mut member = |out: &mut String, key: Option<&str>, value: &Value| {
-        out.push_str(if first { "\n" } else { ",\n" });
+    let mut member = |out: &mut Vec<u8>, key: Option<&str>, value: &Value| {
+        out.extend_from_slice(if first { b"\n" } else { b",\n" });
         first = false;
-        out.push_str(&indent);
+        out.extend_from_slice(indent.as_bytes());
         if let Some(k) = key {
-            out.push_str(&one_line(&Value::String(k.to_string())));
-            out.push_str(": ");
+            // A string's JSON, escaped as `serde_json` escapes it.
+            let _ = serde_json::to_writer(&mut *out, k);
+            out.extend_from_slice(b": ");
         }
         write_value(out, value, depth + 1);
     };
@@ -71,39 +72,51 @@ fn write_value(out: &mut String, v: &Value, depth: usize) {
         Value::Array(a) => a.iter().for_each(|x| member(out, None, x)),
         _ => {}
     }
-    out.push('\n');
-    out.push_str(&"  ".repeat(depth));
+    out.push(b'\n');
+    out.extend_from_slice("  ".repeat(depth).as_bytes());
     out.push(close);
 }
 
-/// JSON on one line with a space after each `:` and `,`, as a person writes it.
-fn one_line(v: &Value) -> String {
-    let mut bytes = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut bytes, Spaced);
+/// Appends `v` as JSON on one line with a space after each `:` and `,`, as a person
+/// writes it.
+fn write_one_line(out: &mut Vec<u8>, v: &Value) {
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, Spaced);
     // Writing a `Value` into a `Vec` cannot fail.
     let _ = serde::Serialize::serialize(v, &mut ser);
-    String::from_utf8(bytes).unwrap_or_default()
 }
 
-/// [`one_line`] when it is at most `limit` bytes long; `None` as soon as it is longer,
-/// without writing the rest.
-fn one_line_within(v: &Value, limit: usize) -> Option<String> {
+/// [`one_line`] of `v`.
+#[cfg(test)]
+fn one_line(v: &Value) -> String {
+    let mut out = Vec::new();
+    write_one_line(&mut out, v);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Appends [`write_one_line`]'s text when it is at most `limit` bytes long, and says
+/// so; otherwise leaves `out` as it was, having stopped writing at the limit.
+fn write_one_line_within(out: &mut Vec<u8>, v: &Value, limit: usize) -> bool {
+    let start = out.len();
     let mut capped = Capped {
-        bytes: Vec::new(),
-        limit,
+        bytes: out,
+        limit: start + limit,
     };
     let mut ser = serde_json::Serializer::with_formatter(&mut capped, Spaced);
-    serde::Serialize::serialize(v, &mut ser).ok()?;
-    String::from_utf8(capped.bytes).ok()
+    let fits = serde::Serialize::serialize(v, &mut ser).is_ok();
+    if !fits {
+        out.truncate(start);
+    }
+    fits
 }
 
-/// A writer that fails rather than hold more than `limit` bytes.
-struct Capped {
-    bytes: Vec<u8>,
+/// A writer that appends to `bytes` and fails rather than make them longer than
+/// `limit`.
+struct Capped<'o> {
+    bytes: &'o mut Vec<u8>,
     limit: usize,
 }
 
-impl io::Write for Capped {
+impl io::Write for Capped<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.bytes.len() + buf.len() > self.limit {
             return Err(io::Error::other("over the line limit"));
