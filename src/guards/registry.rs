@@ -218,7 +218,8 @@ pub fn check_guards(spec: &Spec, values: &Value) -> Vec<Finding> {
 }
 
 /// [`check_guards`] with both capacity rules' findings already computed
-/// ([`capacity::capacity_findings_over`]: `generate` shares the capacity report).
+/// ([`capacity::capacity_findings_over`]: `generate` shares the capacity report), and
+/// the spec rules' ([`spec_rule_findings`]: `generate` runs them once for every preset).
 pub fn check_guards_with(
     spec: &Spec,
     values: &Value,
@@ -236,38 +237,32 @@ pub fn check_guards_with(
 /// The findings of the rules that read only the spec ([`Check::Spec`]): the same for
 /// every preset's values, computed once per run.
 pub fn spec_rule_findings(spec: &Spec) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    for rule in RULES {
-        if let Some(Check::Spec(check)) = rule.check {
-            findings.extend(check(spec));
-        }
-    }
-    findings
+    findings_of_rules(spec, &Value::Null, |check| matches!(check, Check::Spec(_)))
 }
 
 /// The findings of the rules that read the values as they are ([`Check::Values`]): with
 /// [`whole_number_rule_findings`] and the capacity rules' findings, every finding of
 /// [`check_guards`]. `render` computes the parts on different cores.
 pub fn value_rule_findings(spec: &Spec, values: &Value) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    for rule in RULES {
-        if let Some(Check::Values(check)) = rule.check {
-            findings.extend(check(spec, values));
-        }
-    }
-    findings
+    findings_of_rules(spec, values, |check| matches!(check, Check::Values(_)))
 }
 
 /// The findings of the rules that read the values into the typed model
 /// ([`Check::WholeNumbers`]).
 pub fn whole_number_rule_findings(spec: &Spec, values: &Value) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    for rule in RULES {
-        if let Some(Check::WholeNumbers(check)) = rule.check {
-            findings.extend(check(spec, values));
-        }
-    }
-    findings
+    findings_of_rules(spec, values, |check| {
+        matches!(check, Check::WholeNumbers(_))
+    })
+}
+
+/// The findings ([`Rule::findings`]) of every rule whose check is of the kind `kind`
+/// picks, in the rules' order.
+fn findings_of_rules(spec: &Spec, values: &Value, kind: fn(&Check) -> bool) -> Vec<Finding> {
+    RULES
+        .iter()
+        .filter(|rule| rule.check.as_ref().is_some_and(kind))
+        .flat_map(|rule| rule.findings(spec, values))
+        .collect()
 }
 
 /// The findings of every part, errors first, then by values path and rule id. Each
