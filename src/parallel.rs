@@ -110,6 +110,153 @@ pub fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync
         .collect()
 }
 
+/// Runs `consume(item, prepare(item))` for every item, in the items' order, on this
+/// thread, while a helper thread prepares the items ahead of it. Each item is prepared
+/// exactly once, by the thread that takes it: the helper takes the next item no thread
+/// has taken; this thread takes the item it reaches when no thread has, and while it
+/// waits for the helper to prepare that item, it takes the next untaken ones too. When
+/// the helper is gone without preparing an item, this thread prepares it.
+/// For work whose first step may run on every core and whose second may not: linking
+/// into one folder takes that folder's lock, and two threads doing it spent their time
+/// waiting on each other. Stops at the first error of `consume` and returns it; the
+/// helper then takes no more items. A panic of either step reaches the caller.
+pub fn prepared_ahead<T: Sync, P: Send, E>(
+    items: &[T],
+    prepare: impl Fn(&T) -> P + Sync,
+    mut consume: impl FnMut(&T, P) -> Result<(), E>,
+) -> Result<(), E> {
+    let next = AtomicUsize::new(0);
+    let slots = Slots {
+        state: Mutex::new((items.iter().map(|_| None).collect(), false)),
+        prepared: Condvar::new(),
+    };
+    let (prepare, next, slots) = (&prepare, &next, &slots);
+    std::thread::scope(|scope| {
+        let helper = (cores() > 1 && items.len() > 1)
+            .then(|| {
+                std::thread::Builder::new()
+                    .stack_size(HELPER_STACK)
+                    .spawn_scoped(scope, move || {
+                        let _ended = HelperEnded(slots);
+                        loop {
+                            let index = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(item) = items.get(index) else {
+                                break;
+                            };
+                            let done = prepare(item);
+                            slots.lock().0[index] = Some(done);
+                            slots.prepared.notify_one();
+                        }
+                    })
+                    .ok()
+            })
+            .flatten();
+        let mut result = Ok(());
+        for (index, item) in items.iter().enumerate() {
+            // Every item before this one was taken, so `next` is at least `index`: it
+            // is `index` exactly when no thread has taken this item.
+            let taken_here = next
+                .compare_exchange(index, index + 1, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok();
+            let done = if taken_here {
+                prepare(item)
+            } else {
+                loop {
+                    match slots.take(index) {
+                        Taken::Ready(done) => break done,
+                        // The helper ended without it: it panicked, and the panic is
+                        // handed on when it is joined below.
+                        Taken::Never => break prepare(item),
+                        Taken::NotYet => {}
+                    }
+                    // Rather than wait, prepare the next item no thread has taken.
+                    let later = next.fetch_add(1, Ordering::Relaxed);
+                    match items.get(later) {
+                        Some(later_item) => {
+                            let done = prepare(later_item);
+                            slots.lock().0[later] = Some(done);
+                        }
+                        None => {
+                            if let Some(done) = slots.wait_for(index) {
+                                break done;
+                            }
+                        }
+                    }
+                }
+            };
+            result = consume(item, done);
+            if result.is_err() {
+                next.store(items.len(), Ordering::Relaxed);
+                break;
+            }
+        }
+        if let Some(helper) = helper {
+            if let Err(panic) = helper.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        result
+    })
+}
+
+/// The items [`prepared_ahead`]'s helper has prepared, by index, and whether it has
+/// ended; this thread waits on `prepared` for the next.
+struct Slots<P> {
+    state: Mutex<(Vec<Option<P>>, bool)>,
+    prepared: Condvar,
+}
+
+impl<P> Slots<P> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<Option<P>>, bool)> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Item `index` if it is prepared, else whether it may still be.
+    fn take(&self, index: usize) -> Taken<P> {
+        let mut state = self.lock();
+        match state.0[index].take() {
+            Some(done) => Taken::Ready(done),
+            None if state.1 => Taken::Never,
+            None => Taken::NotYet,
+        }
+    }
+
+    /// Item `index` once the helper has prepared it; `None` when the helper ended
+    /// without preparing it.
+    fn wait_for(&self, index: usize) -> Option<P> {
+        let mut state = self.lock();
+        loop {
+            if let Some(done) = state.0[index].take() {
+                return Some(done);
+            }
+            if state.1 {
+                return None;
+            }
+            state = self.prepared.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// What [`Slots::take`] found.
+enum Taken<P> {
+    Ready(P),
+    /// Not prepared, and the helper has ended.
+    Never,
+    /// Not prepared yet.
+    NotYet,
+}
+
+/// Marks [`prepared_ahead`]'s helper as ended when it is dropped, on return or on a
+/// panic, so that this thread never waits for an item the helper will not prepare.
+struct HelperEnded<'s, P>(&'s Slots<P>);
+
+impl<P> Drop for HelperEnded<'_, P> {
+    fn drop(&mut self) {
+        self.0.lock().1 = true;
+        self.0.prepared.notify_all();
+    }
+}
+
 /// Tasks handed to a helper thread as they become possible ([`with_early_helper`]).
 pub struct Tasks<'a> {
     state: Mutex<(VecDeque<Task<'a>>, bool)>,
@@ -380,6 +527,107 @@ mod tests {
         });
         let payload = caught.unwrap_err();
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"first task failed"));
+    }
+
+    /// Every item is prepared once and consumed once, in order, with its own
+    /// preparation; with two cores the helper prepares some of them.
+    #[test]
+    fn prepared_ahead_consumes_each_item_in_order_with_its_own_preparation() {
+        let items: Vec<usize> = (0..200).collect();
+        let prepared: Vec<AtomicUsize> = items.iter().map(|_| AtomicUsize::new(0)).collect();
+        let caller = std::thread::current().id();
+        let elsewhere = AtomicUsize::new(0);
+        let mut consumed = Vec::new();
+        let result: Result<(), ()> = prepared_ahead(
+            &items,
+            |&i| {
+                prepared[i].fetch_add(1, Ordering::Relaxed);
+                if std::thread::current().id() != caller {
+                    elsewhere.fetch_add(1, Ordering::Relaxed);
+                }
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                i * 3
+            },
+            |&i, done| {
+                assert_eq!(done, i * 3, "item {i} got another item's preparation");
+                consumed.push(i);
+                Ok(())
+            },
+        );
+        assert_eq!(result, Ok(()));
+        assert_eq!(consumed, items);
+        for (i, count) in prepared.iter().enumerate() {
+            assert_eq!(count.load(Ordering::Relaxed), 1, "item {i}");
+        }
+        if cores() > 1 {
+            assert!(
+                elsewhere.load(Ordering::Relaxed) > 0,
+                "the helper prepared none"
+            );
+        }
+    }
+
+    /// The first error of `consume` is returned, and no later item is consumed.
+    #[test]
+    fn prepared_ahead_stops_at_the_first_error() {
+        let items: Vec<usize> = (0..100).collect();
+        let mut consumed = Vec::new();
+        let result = prepared_ahead(
+            &items,
+            |&i| i,
+            |&i, _| {
+                consumed.push(i);
+                if i == 40 || i == 60 {
+                    Err(i)
+                } else {
+                    Ok(())
+                }
+            },
+        );
+        assert_eq!(result, Err(40));
+        assert_eq!(consumed, (0..=40).collect::<Vec<_>>());
+    }
+
+    /// One item or none: nothing to wait for, no helper needed.
+    #[test]
+    fn prepared_ahead_of_one_item_or_none() {
+        let mut seen = Vec::new();
+        let none: Result<(), ()> = prepared_ahead(&[] as &[u8], |_| 0, |_, _| unreachable!());
+        assert_eq!(none, Ok(()));
+        let one: Result<(), ()> = prepared_ahead(
+            &[7u8],
+            |&x| x + 1,
+            |&x, p| {
+                seen.push((x, p));
+                Ok(())
+            },
+        );
+        assert_eq!(one, Ok(()));
+        assert_eq!(seen, [(7, 8)]);
+    }
+
+    /// A panic while preparing reaches the caller, whichever thread prepared, and the
+    /// caller does not wait for an item the helper will never prepare.
+    #[test]
+    fn a_panic_while_preparing_reaches_the_caller() {
+        let items: Vec<usize> = (0..64).collect();
+        let caught = std::panic::catch_unwind(|| {
+            prepared_ahead(
+                &items,
+                |&i| {
+                    if i == 20 {
+                        panic!("preparing failed");
+                    }
+                    i
+                },
+                |_, _| {
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                    Ok::<(), ()>(())
+                },
+            )
+        });
+        let payload = caught.unwrap_err();
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"preparing failed"));
     }
 
     #[test]
