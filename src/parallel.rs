@@ -132,7 +132,7 @@ pub fn prepared_ahead<T: Sync, P: Send, E>(
     };
     let (prepare, next, slots) = (&prepare, &next, &slots);
     std::thread::scope(|scope| {
-        let helper = (cores() > 1 && items.len() > 1)
+        let helper = helper_worth_starting(items.len())
             .then(|| {
                 std::thread::Builder::new()
                     .stack_size(HELPER_STACK)
@@ -197,6 +197,12 @@ pub fn prepared_ahead<T: Sync, P: Send, E>(
         }
         result
     })
+}
+
+/// Whether [`prepared_ahead`] starts a helper for `items` items: with two cores or
+/// more, for two items or more (one item has nothing to prepare ahead of it).
+fn helper_worth_starting(items: usize) -> bool {
+    cores() > 1 && items > 1
 }
 
 /// The items [`prepared_ahead`]'s helper has prepared, by index, and whether it has
@@ -565,6 +571,14 @@ mod tests {
                 "the helper prepared none"
             );
         }
+    }
+
+    #[test]
+    fn a_helper_prepares_ahead_only_of_two_items_or_more_on_two_cores_or_more() {
+        assert!(!helper_worth_starting(0));
+        assert!(!helper_worth_starting(1));
+        assert_eq!(helper_worth_starting(2), cores() > 1);
+        assert_eq!(helper_worth_starting(usize::MAX), cores() > 1);
     }
 
     /// The first error of `consume` is returned, and no later item is consumed.
