@@ -176,11 +176,9 @@ pub fn prepared_ahead<T: Sync, P: Send, E>(
                             let done = prepare(later_item);
                             slots.lock().0[later] = Some(done);
                         }
-                        None => {
-                            if let Some(done) = slots.wait_for(index) {
-                                break done;
-                            }
-                        }
+                        // Nothing left to take: wait; if the helper ended without
+                        // it, prepare it here.
+                        None => break slots.wait_for(index).unwrap_or_else(|| prepare(item)),
                     }
                 }
             };
@@ -219,12 +217,7 @@ impl<P> Slots<P> {
 
     /// Item `index` if it is prepared, else whether it may still be.
     fn take(&self, index: usize) -> Taken<P> {
-        let mut state = self.lock();
-        match state.0[index].take() {
-            Some(done) => Taken::Ready(done),
-            None if state.1 => Taken::Never,
-            None => Taken::NotYet,
-        }
+        Self::taken(&mut self.lock(), index)
     }
 
     /// Item `index` once the helper has prepared it; `None` when the helper ended
@@ -232,13 +225,22 @@ impl<P> Slots<P> {
     fn wait_for(&self, index: usize) -> Option<P> {
         let mut state = self.lock();
         loop {
-            if let Some(done) = state.0[index].take() {
-                return Some(done);
+            match Self::taken(&mut state, index) {
+                Taken::Ready(done) => return Some(done),
+                Taken::Never => return None,
+                Taken::NotYet => {
+                    state = self.prepared.wait(state).unwrap_or_else(|p| p.into_inner());
+                }
             }
-            if state.1 {
-                return None;
-            }
-            state = self.prepared.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// [`Slots::take`] on the locked state.
+    fn taken(state: &mut (Vec<Option<P>>, bool), index: usize) -> Taken<P> {
+        match state.0[index].take() {
+            Some(done) => Taken::Ready(done),
+            None if state.1 => Taken::Never,
+            None => Taken::NotYet,
         }
     }
 }

@@ -278,9 +278,10 @@ fn readme(inputs: &ChartInputs<'_>, values_table: String) -> Result<String, Temp
 /// Written here, not looped over in the README's template: at 400 workloads the plans
 /// hold about 11,000 bounds, and the template engine took about 8 ms over them.
 fn bound_rows(bounds: &[crate::contract::plans::PlanBound]) -> String {
+    use std::fmt::Write;
     let mut rows = String::new();
     for b in bounds {
-        rows.push_str(&format!("| `{}` | {} |\n", b.path, b.bound));
+        let _ = writeln!(rows, "| `{}` | {} |", b.path, b.bound);
     }
     rows
 }
@@ -289,9 +290,10 @@ fn bound_rows(bounds: &[crate::contract::plans::PlanBound]) -> String {
 /// `` | `path` | `rule` | what is refused | `` and a newline each (as [`bound_rows`]:
 /// about 3,800 at 400 workloads); empty when there is none.
 fn schema_rule_rows<'r>(rules: impl Iterator<Item = &'r (String, &'static str, String)>) -> String {
+    use std::fmt::Write;
     let mut rows = String::new();
     for (path, rule, refused) in rules {
-        rows.push_str(&format!("| `{path}` | `{rule}` | {refused} |\n"));
+        let _ = writeln!(rows, "| `{path}` | `{rule}` | {refused} |");
     }
     rows
 }
