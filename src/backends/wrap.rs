@@ -155,26 +155,54 @@ fn layout_term(term: &Term, column: usize, indent: usize, out: &mut String) -> u
 
 /// Every line of a template longer than [`MAX_LINE`] with its actions broken across
 /// lines (text outside actions is never touched). A text with no line longer than
-/// [`MAX_LINE`] bytes, as most templates are, is handed back as it is, not copied.
+/// [`MAX_LINE`] bytes, as most templates are, is handed back as it is, not copied;
+/// otherwise the text between long lines is copied in runs, not line by line.
 pub fn wrap_long_lines(text: String) -> String {
-    let longest = text.split('\n').map(str::len).max().unwrap_or(0);
-    if longest <= MAX_LINE {
-        return text;
-    }
-    let mut out = String::with_capacity(text.len() + text.len() / 8);
-    for line in text.split_inclusive('\n') {
-        let body = line.strip_suffix('\n').unwrap_or(line);
-        // A line of at most MAX_LINE bytes has at most MAX_LINE characters.
-        if body.len() <= MAX_LINE || body.chars().count() <= MAX_LINE {
-            out.push_str(line);
+    let mut out: Option<String> = None;
+    // `text[..copied]` is in `out`; the next line to look at starts at `from`.
+    let (mut copied, mut from) = (0, 0);
+    while let Some((start, end)) = next_line_over_limit(text.as_bytes(), from) {
+        from = end + 1;
+        let body = &text[start..end];
+        // A line of more than MAX_LINE bytes may still have at most MAX_LINE characters.
+        if body.chars().count() <= MAX_LINE {
             continue;
         }
+        let out = out.get_or_insert_with(|| String::with_capacity(text.len() + text.len() / 8));
+        out.push_str(&text[copied..start]);
         out.push_str(&wrap_line(body));
-        if line.ends_with('\n') {
-            out.push('\n');
+        copied = end;
+    }
+    match out {
+        None => text,
+        Some(mut out) => {
+            out.push_str(&text[copied..]);
+            out
         }
     }
-    out
+}
+
+/// The first line of `text` starting at or after `from` (a line's start) that is
+/// longer than [`MAX_LINE`] bytes, as the range of its bytes without the newline.
+/// Such a line is a run of more than `MAX_LINE` bytes with no newline, so the search
+/// looks at windows of `MAX_LINE + 1` bytes: a window with a newline has no long line
+/// before its last newline, and the next window starts after it. Every window skips
+/// at least one whole line, most of them several.
+fn next_line_over_limit(text: &[u8], mut from: usize) -> Option<(usize, usize)> {
+    loop {
+        let window = text.get(from..from + MAX_LINE + 1)?;
+        match window.iter().rposition(|&b| b == b'\n') {
+            Some(last) => from += last + 1,
+            None => {
+                let past = from + MAX_LINE + 1;
+                let end = text[past..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(text.len(), |n| past + n);
+                return Some((from, end));
+            }
+        }
+    }
 }
 
 /// One long line, its actions broken.
@@ -416,5 +444,96 @@ mod tests {
         assert_eq!(wrap_long_lines(long.clone()), long);
         let broken = format!("{{{{ ({} }}}}", "z ".repeat(120));
         assert_eq!(wrap_long_lines(broken.clone()), broken);
+    }
+
+    /// The text [`wrap_long_lines`] must give: each line looked at on its own.
+    fn wrapped_line_by_line(text: &str) -> String {
+        let mut out = String::new();
+        for line in text.split_inclusive('\n') {
+            let body = line.strip_suffix('\n').unwrap_or(line);
+            if body.chars().count() <= MAX_LINE {
+                out.push_str(line);
+                continue;
+            }
+            out.push_str(&wrap_line(body));
+            if line.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// A line of `len` bytes of `kind`: plain text, an action of words, or text of
+    /// two-byte characters (more bytes than characters).
+    fn line_of(kind: u8, len: usize) -> String {
+        match kind {
+            0 => "p".repeat(len),
+            1 => {
+                let mut line = String::from("  k: {{ list");
+                let mut i = 0;
+                while line.len() + 3 < len {
+                    line.push_str(&format!(" $.Values.w{}", i % 10));
+                    i += 1;
+                }
+                line.push_str(" }}");
+                line
+            }
+            _ => "é".repeat(len / 2),
+        }
+    }
+
+    /// Lines at the limit, one byte past it, far past it, of many bytes but few
+    /// characters, empty, first, last, with and without a final newline: the same text
+    /// as looking at each line on its own, and the same allocation when nothing is long.
+    #[test]
+    fn long_lines_are_found_wherever_they_are() {
+        use proptest::prelude::*;
+        let lengths = prop_oneof![
+            0usize..4,
+            MAX_LINE - 2..MAX_LINE + 3,
+            2 * MAX_LINE..2 * MAX_LINE + 2,
+            10usize..80,
+        ];
+        let lines = proptest::collection::vec((0u8..3, lengths), 0..12);
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        runner
+            .run(&(lines, any::<bool>()), |(lines, last_newline)| {
+                let mut text = lines
+                    .iter()
+                    .map(|&(kind, len)| line_of(kind, len))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                if last_newline {
+                    text.push('\n');
+                }
+                let expected = wrapped_line_by_line(&text);
+                let at = text.as_ptr();
+                let unchanged = expected == text;
+                let got = wrap_long_lines(text);
+                prop_assert_eq!(&got, &expected);
+                if unchanged && !got.lines().any(|l| l.len() > MAX_LINE) {
+                    prop_assert_eq!(got.as_ptr(), at, "a text with no long line is not copied");
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_found_by_its_bytes() {
+        let at = |text: &str| next_line_over_limit(text.as_bytes(), 0);
+        let limit = "a".repeat(MAX_LINE);
+        assert_eq!(at(&limit), None);
+        assert_eq!(at(&format!("{limit}\n{limit}\n")), None);
+        let over = "b".repeat(MAX_LINE + 1);
+        assert_eq!(at(&over), Some((0, MAX_LINE + 1)));
+        let text = format!("x\n{limit}\n{over}\ny");
+        let start = 2 + MAX_LINE + 1;
+        assert_eq!(at(&text), Some((start, start + MAX_LINE + 1)));
+        assert_eq!(
+            next_line_over_limit(text.as_bytes(), start + MAX_LINE + 2),
+            None
+        );
+        assert_eq!(at(""), None);
     }
 }
