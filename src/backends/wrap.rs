@@ -168,7 +168,7 @@ pub fn wrap_long_lines(text: String) -> String {
         if body.chars().count() <= MAX_LINE {
             continue;
         }
-        let out = out.get_or_insert_with(|| String::with_capacity(text.len() + text.len() / 8));
+        let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
         out.push_str(&text[copied..start]);
         out.push_str(&wrap_line(body));
         copied = end;
@@ -194,11 +194,10 @@ fn next_line_over_limit(text: &[u8], mut from: usize) -> Option<(usize, usize)> 
         match window.iter().rposition(|&b| b == b'\n') {
             Some(last) => from += last + 1,
             None => {
-                let past = from + MAX_LINE + 1;
-                let end = text[past..]
+                let end = text[from..]
                     .iter()
                     .position(|&b| b == b'\n')
-                    .map_or(text.len(), |n| past + n);
+                    .map_or(text.len(), |n| from + n);
                 return Some((from, end));
             }
         }
