@@ -4,7 +4,8 @@
 //! Both use this one path, so a check can never disagree with a generate.
 
 use crate::backends::helm::{
-    build_chart_but_templates, document_template_files, helpers_template_file, pretty_json,
+    build_chart_but_templates_and_schema, document_template_files_taken,
+    extra_objects_template_file, helpers_template_file, pretty_json, values_schema_file,
     ChartInputs, TemplateError,
 };
 use crate::backends::native::{render_manifests_of, Release};
@@ -17,11 +18,12 @@ use crate::expr::EvalError;
 use crate::guards::capacity::capacity_findings_over;
 use crate::guards::{check_guards_with, spec_rule_findings, Finding, Severity};
 use crate::objects::build_objects_of;
-use crate::parallel::{side_by_side, Later};
+use crate::parallel::{side_by_side, Later, Task};
 use crate::spec::Spec;
 use crate::values::{default_values, ValuesError, ValuesSchema};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicUsize;
 
 /// Output files by path relative to the output folder.
 pub type OutputFiles = BTreeMap<String, String>;
@@ -182,16 +184,20 @@ pub struct Review {
 /// `capacity/`) and the ownership marker ([`OUTPUT_MARKER`]); refuses when a guard
 /// finds an error in any preset.
 pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
-    generate_outputs_leaving(spec, drop)
+    generate_outputs_leaving(spec, drop, |_| {})
 }
 
 /// [`generate_outputs`], handing what the outputs were computed from to `leave` when
-/// they are done (see [`Workings`]).
+/// they are done (see [`Workings`]), and the chart's files (`chart/...`) to
+/// `chart_ready` while the last presets are still reviewed, on the first of the
+/// presets' threads to find none left (`generate` writes them to disk there, rather
+/// than leave that core idle).
 pub fn generate_outputs_leaving(
     spec: &Spec,
     leave: impl FnOnce(Workings),
+    chart_ready: impl FnOnce(&[(&str, &str)]) + Send,
 ) -> Result<Generated, GenerateError> {
-    let review = generate_review_leaving(spec, leave)?;
+    let review = generate_review_leaving(spec, leave, chart_ready)?;
     let (errors, warnings): (Vec<_>, Vec<_>) = review
         .findings
         .into_iter()
@@ -208,7 +214,7 @@ pub fn generate_outputs_leaving(
 /// Everything [`generate_outputs`] computes, without refusing presets the guards
 /// refuse. Fails only when values cannot be evaluated or an internal template fails.
 pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
-    generate_review_leaving(spec, drop)
+    generate_review_leaving(spec, drop, |_| {})
 }
 
 /// What the outputs were computed from: the object tree, the defaults, the contract,
@@ -226,39 +232,43 @@ pub struct Workings {
 }
 
 /// [`generate_review`], handing what the outputs were computed from to `leave` when
-/// they are done.
+/// they are done, and the chart's files to `chart_ready` when they are
+/// ([`generate_outputs_leaving`]).
 pub fn generate_review_leaving(
     spec: &Spec,
     leave: impl FnOnce(Workings),
+    chart_ready: impl FnOnce(&[(&str, &str)]) + Send,
 ) -> Result<Review, GenerateError> {
     // The object tree, and the contract with the schema built from it, read only the
     // spec: they are built side by side. Each plan's values are resolved once, for its
     // contract and its review. The documents' templates read only the object tree:
-    // they are written beside the contract, and `_helpers.tpl` after it, on its core,
-    // so both cores end together.
+    // the first core writes them once it has built it, and the second joins in once it
+    // has built the schema, so that both end together.
     let objects = Later::default();
-    let (templates, (defaults, contract, schema, plan_values, helpers)) = side_by_side(
+    let taken = AtomicUsize::new(0);
+    let (templates, (defaults, contract, schema, plan_values, more_templates)) = side_by_side(
         || {
             objects.compute(|| build_objects_of(spec));
             objects
                 .wait()
-                .map(|(docs, _)| document_template_files(docs))
+                .map(|(docs, _)| document_template_files_taken(docs, &taken))
         },
         || {
             let defaults = default_values(spec);
             let (mut contract, plan_values) = Contract::over_with_plan_values(spec, &defaults);
             let schema =
                 values_schema_with(spec, contract.take_rule_schemas(), contract.pods, &defaults);
-            let helpers = objects
+            let templates = objects
                 .wait()
-                .map(|(docs, _)| helpers_template_file(spec, docs));
-            (defaults, contract, schema, plan_values, helpers)
+                .map(|(docs, _)| document_template_files_taken(docs, &taken));
+            (defaults, contract, schema, plan_values, templates)
         },
     );
     // `None` only when building the objects panicked, and that panic has reached here.
     let (docs, workloads) = objects.into_inner().expect("the objects were built");
     let mut templates = templates.expect("the objects were built");
-    templates.extend(helpers);
+    templates.extend(more_templates.expect("the objects were built"));
+    templates.extend([extra_objects_template_file()]);
     let inputs = ChartInputs {
         spec,
         docs: &docs,
@@ -267,27 +277,56 @@ pub fn generate_review_leaving(
         presets: &contract.presets,
         contract: &contract,
     };
-    // The chart's text, and each preset's checks and renders, are independent too.
-    let (chart, presets) = side_by_side(
-        || build_chart_but_templates(&inputs),
-        || {
-            review_presets(
-                spec,
-                (&docs, &workloads),
-                &schema,
-                &contract.presets,
-                &plan_values,
-            )
-        },
+    // The chart's files and each preset's checks and renders are independent too: the
+    // chart in three tasks, queued ahead of the presets on the same threads (on a
+    // thread of its own, it got a third of the two cores beside the presets' two
+    // and ended last), then the presets, then handing the chart to `chart_ready`,
+    // which the first thread with no preset left takes.
+    let (rest, schema_file, helpers) = (Later::default(), Later::default(), Later::default());
+    let chart_tasks: Vec<Task<'_>> = vec![
+        Box::new(|| rest.compute(|| build_chart_but_templates_and_schema(&inputs))),
+        Box::new(|| schema_file.compute(|| values_schema_file(&schema))),
+        Box::new(|| helpers.compute(|| helpers_template_file(spec, &docs))),
+    ];
+    let hand_over = || {
+        let (Some(Ok(rest)), Some(schema_file), Some(helpers)) =
+            (rest.wait(), schema_file.wait(), helpers.wait())
+        else {
+            return;
+        };
+        let paths: Vec<(String, &String)> = rest
+            .iter()
+            .chain(&templates)
+            .chain([schema_file, helpers].map(|(path, text)| (path, text)))
+            .map(|(path, text)| (format!("chart/{path}"), text))
+            .collect();
+        let files: Vec<(&str, &str)> = paths
+            .iter()
+            .map(|(path, text)| (path.as_str(), text.as_str()))
+            .collect();
+        chart_ready(&files);
+    };
+    let presets = review_presets(
+        spec,
+        (&docs, &workloads),
+        &schema,
+        (&contract.presets, &plan_values),
+        (chart_tasks, Box::new(hand_over)),
     );
-    let mut chart = chart?;
-    chart.append(&mut templates);
+    // `None` only when a task panicked, and that panic has reached here.
+    let rest = rest.into_inner().expect("the chart was built")?;
+    let more = [
+        schema_file.into_inner().expect("the schema was written"),
+        helpers.into_inner().expect("the helpers were written"),
+    ];
+    let mut out: OutputFiles = rest
+        .into_iter()
+        .chain(templates)
+        .chain(more)
+        .map(|(path, text)| (format!("chart/{path}"), text))
+        .collect();
     let presets = presets?;
-    let mut out = OutputFiles::new();
     out.insert(OUTPUT_MARKER.to_string(), output_marker(spec));
-    for (path, text) in chart {
-        out.insert(format!("chart/{path}"), text);
-    }
     out.extend(presets.files);
     leave(Workings {
         _objects: (docs, workloads),
@@ -303,13 +342,18 @@ pub fn generate_review_leaving(
 
 /// Checks and renders the defaults and every preset, from each plan's resolved values
 /// ([`Contract::over_with_plan_values`]): their findings, their records, and the files
-/// `rendered/<preset>.yaml` and `capacity/<preset>.*`.
+/// `rendered/<preset>.yaml` and `capacity/<preset>.*`. The tasks `first` are run
+/// ahead of the presets on the same threads, and `last` by the first thread to find
+/// every preset taken.
 fn review_presets(
     spec: &Spec,
     (docs, workloads): (&[crate::objects::tree::Document], &[Option<String>]),
     schema: &serde_json::Value,
-    presets: &BTreeMap<String, crate::values::presets::Preset>,
-    plan_values: &[serde_json::Value],
+    (presets, plan_values): (
+        &BTreeMap<String, crate::values::presets::Preset>,
+        &[serde_json::Value],
+    ),
+    (first, last): (Vec<Task<'_>>, Task<'_>),
 ) -> Result<Review, GenerateError> {
     // Compiled once for every preset.
     let validator = ValuesSchema::for_many_checks(schema);
@@ -323,10 +367,14 @@ fn review_presets(
         exprs: &capacity_exprs(spec),
         spec_findings: &spec_rule_findings(spec),
     };
-    // Each preset on the next free core; the results are joined in the presets' order.
-    let reviews = crate::parallel::map_in_parallel(&plans, |&(label, values)| {
-        review_preset(&shared, label, values)
-    });
+    // `first`, each preset on the next free core, then `last`; the results are joined
+    // in the presets' order.
+    let reviews = crate::parallel::map_in_parallel_between(
+        first,
+        &plans,
+        |&(label, values)| review_preset(&shared, label, values),
+        Some(last),
+    );
     let mut out = OutputFiles::new();
     let mut findings: Vec<(String, Finding)> = Vec::new();
     let mut records = BTreeMap::new();
@@ -490,8 +538,31 @@ mod tests {
     fn the_workings_are_handed_over_once_and_change_no_output() {
         let spec = web_shop();
         let mut handed = Vec::new();
-        let generated = generate_outputs_leaving(&spec, |w| handed.push(w)).unwrap();
+        let chart = std::sync::Mutex::new(Vec::new());
+        let generated = generate_outputs_leaving(
+            &spec,
+            |w| handed.push(w),
+            |files| {
+                let files: OutputFiles = files
+                    .iter()
+                    .map(|(path, text)| (path.to_string(), text.to_string()))
+                    .collect();
+                chart.lock().unwrap().push(files);
+            },
+        )
+        .unwrap();
         assert_eq!(handed.len(), 1);
+        let chart = chart.into_inner().unwrap();
+        assert_eq!(chart.len(), 1, "the chart is handed over once");
+        let expected: OutputFiles = generated
+            .files
+            .iter()
+            .filter(|(path, _)| path.starts_with("chart/"))
+            .map(|(path, text)| (path.clone(), text.clone()))
+            .collect();
+        assert!(expected.contains_key("chart/templates/_helpers.tpl"));
+        assert!(expected.contains_key("chart/values.schema.json"));
+        assert_eq!(chart[0], expected, "every file of the chart, as written");
         assert!(
             !handed[0]._objects.0.is_empty(),
             "the object tree is handed over"
@@ -499,7 +570,7 @@ mod tests {
         assert_eq!(handed[0]._values.3.len(), spec.presets.len() + 1);
         assert_eq!(generated, generate_outputs(&spec).unwrap());
         let mut handed = 0;
-        let review = generate_review_leaving(&spec, |_| handed += 1).unwrap();
+        let review = generate_review_leaving(&spec, |_| handed += 1, |_| {}).unwrap();
         assert_eq!(handed, 1);
         assert_eq!(review, generate_review(&spec).unwrap());
     }
@@ -514,7 +585,7 @@ mod tests {
                 .unwrap()
                 .clone();
         let mut handed = 0;
-        let result = generate_outputs_leaving(&spec, |_| handed += 1);
+        let result = generate_outputs_leaving(&spec, |_| handed += 1, |_| {});
         assert_eq!(handed, 1);
         assert!(
             matches!(result, Err(GenerateError::Guards { .. })),

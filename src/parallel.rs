@@ -96,12 +96,31 @@ pub fn run_in_parallel(tasks: Vec<Task<'_>>) {
 
 /// `f` of every item, computed by [`run_in_parallel`], in the items' order.
 pub fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    map_in_parallel_between(Vec::new(), items, f, None)
+}
+
+/// [`map_in_parallel`] with the tasks `first` queued ahead of the items and `last`
+/// behind them, all taken in that order by [`run_in_parallel`]'s threads: `last` is
+/// run by the first thread to find every item taken, and fills the end, where that
+/// thread would otherwise wait for the other's last item. A task may wait for a value
+/// an earlier one computes ([`Later`]): every earlier task has started on some thread.
+pub fn map_in_parallel_between<'a, T: Sync, R: Send>(
+    first: Vec<Task<'a>>,
+    items: &'a [T],
+    f: impl Fn(&T) -> R + Sync,
+    last: Option<Task<'a>>,
+) -> Vec<R> {
     let mut results: Vec<Option<R>> = items.iter().map(|_| None).collect();
     let f = &f;
-    let tasks = items
-        .iter()
-        .zip(results.iter_mut())
-        .map(|(item, slot)| Box::new(move || *slot = Some(f(item))) as Task<'_>)
+    let tasks = first
+        .into_iter()
+        .chain(
+            items
+                .iter()
+                .zip(results.iter_mut())
+                .map(|(item, slot)| Box::new(move || *slot = Some(f(item))) as Task<'_>),
+        )
+        .chain(last)
         .collect();
     run_in_parallel(tasks);
     results

@@ -9,7 +9,8 @@
 //! 3. refuses a non-empty `DIR/out` without [`OUTPUT_MARKER`];
 //! 4. writes the new tree into `DIR/.out.shipshape-new-PID`, using every core,
 //!    hard-linking each file whose bytes are unchanged from `DIR/out` (never writing
-//!    into a linked file);
+//!    into a linked file); files are added as they are ready ([`Staging`]), so
+//!    `generate` writes the chart while it still reviews the presets;
 //! 5. swaps it with `DIR/out` in one step (Linux `renameat2(RENAME_EXCHANGE)`;
 //!    elsewhere, or where the file system lacks it, two renames with a rollback);
 //! 6. deletes the old tree and the lock file.
@@ -17,14 +18,19 @@
 //! A failure before step 5 leaves `DIR/out` as it was; after step 5 the new output is
 //! in place whatever happens. Staging folders and the lock file are registered with
 //! [`super::signals`], so Ctrl-C or SIGTERM removes them too.
+//!
+//! [`output_drift`] is what `check` reports: how a committed output differs from a
+//! fresh one.
 
 use super::signals;
 use super::CommandError;
 use crate::generate::{OutputFiles, OUTPUT_MARKER, OUTPUT_MARKER_HEADER};
+use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 fn write_error(path: &Path) -> impl Fn(io::Error) -> CommandError + '_ {
     move |source| CommandError::Write {
@@ -282,9 +288,9 @@ impl OutputSlot {
 
     /// Writes `files` as the output folder and releases the lock.
     pub fn write(self, files: &OutputFiles) -> Result<Written, CommandError> {
-        // One thread deletes the old tree: unlinking takes the folder's lock, and 2,842
-        // files unlinked in parts on two cores took longer than on one.
-        self.write_with(files, |old| fs::remove_dir_all(old))
+        let staging = self.stage()?;
+        staging.add(&entries_of(files))?;
+        staging.finish(files)
     }
 
     /// [`OutputSlot::write`] with the deletion of the old tree as a parameter (tests
@@ -294,50 +300,133 @@ impl OutputSlot {
         files: &OutputFiles,
         remove_old: impl Fn(&Path) -> io::Result<()>,
     ) -> Result<Written, CommandError> {
+        let staging = self.stage()?;
+        staging.add(&entries_of(files))?;
+        staging.finish_with(files, remove_old)
+    }
+
+    /// Starts the new tree: an empty staging folder beside the output, removed again
+    /// unless [`Staging::finish`] puts it in place. Files are added to it as they are
+    /// ready, from any thread: `generate` adds the chart while the presets are still
+    /// being reviewed.
+    pub fn stage(self) -> Result<Staging, CommandError> {
         let target = &self.target;
         let final_path = target.path();
         remove_stale_siblings(target);
         let pid = std::process::id();
         let staging = target.sibling(&format!("new-{pid}"));
         let retired = target.sibling(&format!("old-{pid}"));
-        let _staging_cleanup = signals::register(&staging);
-        let _retired_cleanup = signals::register(&retired);
+        let cleanups = (signals::register(&staging), signals::register(&retired));
         fs::create_dir(&staging).map_err(write_error(&staging))?;
-        let previous = final_path.is_dir().then_some(&final_path);
-        let written = write_files(&staging, previous.map(PathBuf::as_path), files);
-        if let Err(e) = written {
-            let _ = fs::remove_dir_all(&staging);
-            return Err(e);
-        }
+        Ok(Staging {
+            previous: final_path.is_dir().then_some(final_path),
+            staging,
+            retired,
+            added: Mutex::new(BTreeSet::new()),
+            in_place: false,
+            _cleanups: cleanups,
+            slot: self,
+        })
+    }
+}
+
+/// A new output tree being written beside the output folder ([`OutputSlot::stage`]):
+/// deleted when dropped before [`Staging::finish`] put it in place, so a run that fails
+/// leaves the previous output as it was.
+pub struct Staging {
+    slot: OutputSlot,
+    staging: PathBuf,
+    retired: PathBuf,
+    /// The output folder, when there is one: each file unchanged from it is linked.
+    previous: Option<PathBuf>,
+    /// The files written so far, by path.
+    added: Mutex<BTreeSet<String>>,
+    /// Whether the tree is in place (then it is not deleted on drop).
+    in_place: bool,
+    _cleanups: (signals::Registered, signals::Registered),
+}
+
+impl Staging {
+    /// Writes `files` (path in the output, text) into the new tree ([`write_files`]).
+    pub fn add(&self, files: &[(&str, &str)]) -> Result<(), CommandError> {
+        write_files(&self.staging, self.previous.as_deref(), files)?;
+        let mut added = self.added.lock().unwrap_or_else(|p| p.into_inner());
+        added.extend(files.iter().map(|(path, _)| path.to_string()));
+        Ok(())
+    }
+
+    /// Writes the files of `files` not added yet, puts the new tree in place of the
+    /// output in one step, deletes the old tree and releases the lock.
+    pub fn finish(self, files: &OutputFiles) -> Result<Written, CommandError> {
+        // One thread deletes the old tree: unlinking takes the folder's lock, and 2,842
+        // files unlinked in parts on two cores took longer than on one.
+        self.finish_with(files, |old| fs::remove_dir_all(old))
+    }
+
+    /// [`Staging::finish`] with the deletion of the old tree as a parameter.
+    fn finish_with(
+        mut self,
+        files: &OutputFiles,
+        remove_old: impl Fn(&Path) -> io::Result<()>,
+    ) -> Result<Written, CommandError> {
+        let rest: Vec<(&str, &str)> = {
+            let added = self.added.lock().unwrap_or_else(|p| p.into_inner());
+            entries_of(files)
+                .into_iter()
+                .filter(|(path, _)| !added.contains(*path))
+                .collect()
+        };
+        write_files(&self.staging, self.previous.as_deref(), &rest)?;
+        let final_path = self.slot.target.path();
+        let (staging, retired) = (&self.staging, &self.retired);
         let swapped = signals::critical(|| {
             if final_path.exists() {
-                swap(&staging, &final_path, &retired)?;
+                swap(staging, &final_path, retired)?;
                 // `staging` now holds the previous output.
-                fs::rename(&staging, &retired)?;
+                fs::rename(staging, retired)?;
                 Ok(true)
             } else {
-                fs::rename(&staging, &final_path).map(|()| false)
+                fs::rename(staging, &final_path).map(|()| false)
             }
         });
         match swapped {
-            Err(e) => {
-                let _ = fs::remove_dir_all(&staging);
-                Err(write_error(&self.given)(e))
+            Err(e) => Err(write_error(&self.slot.given)(e)),
+            Ok(false) => {
+                self.in_place = true;
+                Ok(Written::default())
             }
-            Ok(false) => Ok(Written::default()),
-            Ok(true) => Ok(Written {
-                leftover: remove_old(&retired).err().map(|e| (retired.clone(), e)),
-            }),
+            Ok(true) => {
+                self.in_place = true;
+                Ok(Written {
+                    leftover: remove_old(retired).err().map(|e| (retired.clone(), e)),
+                })
+            }
         }
     }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.in_place {
+            let _ = fs::remove_dir_all(&self.staging);
+        }
+    }
+}
+
+/// The files of `files` as (path, text) pairs, in the paths' order.
+fn entries_of(files: &OutputFiles) -> Vec<(&str, &str)> {
+    files
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect()
 }
 
 /// How many parts [`write_files`] splits the files of a first output into: more than
 /// the cores, so that a part of large files does not leave a core idle at the end.
 const WRITE_PARTS: usize = 8;
 
-/// Writes `files` under the empty folder `staging`, each folder made once, not once
-/// per file in it (a `mkdir` and a `stat` each, for thousands of files). With a
+/// Writes `entries` (path, text) under the folder `staging`, none of them there yet,
+/// each folder made once, not once per file in it (a `mkdir` and a `stat` each, for thousands of files). With a
 /// previous output `previous`, each file unchanged from it is linked rather than
 /// written: a helper thread compares the files with the previous ones ahead of this
 /// thread, which links or writes them in order. Linking changes the folder, under the
@@ -349,25 +438,24 @@ const WRITE_PARTS: usize = 8;
 fn write_files(
     staging: &Path,
     previous: Option<&Path>,
-    files: &OutputFiles,
+    entries: &[(&str, &str)],
 ) -> Result<(), CommandError> {
-    let folders: std::collections::BTreeSet<&Path> = files
-        .keys()
-        .filter_map(|rel| Path::new(rel).parent())
+    let folders: BTreeSet<&Path> = entries
+        .iter()
+        .filter_map(|(rel, _)| Path::new(rel).parent())
         .filter(|dir| !dir.as_os_str().is_empty())
         .collect();
     for dir in folders {
         let dir = staging.join(dir);
         fs::create_dir_all(&dir).map_err(write_error(&dir))?;
     }
-    let entries: Vec<(&String, &String)> = files.iter().collect();
-    let write = |rel: &String, text: &String| {
+    let write = |rel: &str, text: &str| {
         let path = staging.join(rel);
         fs::write(&path, text).map_err(write_error(&path))
     };
     if let Some(old) = previous {
         return crate::parallel::prepared_ahead(
-            &entries,
+            entries,
             |(rel, text)| holds_exactly(&old.join(rel), text.as_bytes()),
             |(rel, text), unchanged| {
                 if unchanged && link_unchanged(&old.join(rel), &staging.join(rel)) {
@@ -378,7 +466,7 @@ fn write_files(
         );
     }
     let size = entries.len().div_ceil(WRITE_PARTS).max(1);
-    let parts: Vec<&[(&String, &String)]> = entries.chunks(size).collect();
+    let parts: Vec<&[(&str, &str)]> = entries.chunks(size).collect();
     crate::parallel::map_in_parallel(&parts, |part| {
         part.iter().try_for_each(|(rel, text)| write(rel, text))
     })
@@ -487,6 +575,39 @@ pub fn read_tree(dir: &Path) -> Result<OutputFiles, CommandError> {
         visit(dir, dir, &mut files)?;
     }
     Ok(files)
+}
+
+/// The differences between committed output and what generation produces now, as
+/// a unified diff; empty when they agree.
+pub fn output_drift(committed: &OutputFiles, fresh: &OutputFiles) -> String {
+    let mut report = String::new();
+    let paths: BTreeSet<&String> = committed.keys().chain(fresh.keys()).collect();
+    for path in paths {
+        let old = committed.get(path).map(String::as_str).unwrap_or("");
+        let new = fresh.get(path).map(String::as_str).unwrap_or("");
+        if committed.contains_key(path) && fresh.contains_key(path) && old == new {
+            continue;
+        }
+        let diff = similar::TextDiff::from_lines(old, new);
+        let from = if committed.contains_key(path) {
+            format!("a/{path}")
+        } else {
+            "/dev/null".into()
+        };
+        let to = if fresh.contains_key(path) {
+            format!("b/{path}")
+        } else {
+            "/dev/null".into()
+        };
+        report.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&from, &to)
+                .to_string(),
+        );
+    }
+    report
 }
 
 #[cfg(test)]
@@ -817,6 +938,71 @@ mod tests {
             "the output is as it was"
         );
         assert_eq!(siblings(&dir), ["out"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Files added to the new tree in two steps, the second from another thread, and
+    /// the rest written by `finish`, make the same tree as one write: the chart first,
+    /// as `generate` adds it, each unchanged file linked in either step, and what
+    /// `finish` is given again for a file already added is not written twice.
+    #[test]
+    fn files_added_in_steps_make_the_same_tree_as_one_write() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = scratch("steps");
+        let out = dir.join("out");
+        let ino = |rel: &str| fs::symlink_metadata(out.join(rel)).unwrap().ino();
+        let mut first = files("chart\n");
+        first.insert("chart/templates/a.yaml".into(), "a\n".into());
+        first.insert("rendered/x.yaml".into(), "x\n".into());
+        OutputSlot::claim(&out).unwrap().write(&first).unwrap();
+        let before = (ino("chart/templates/a.yaml"), ino("rendered/x.yaml"));
+        let mut second = first.clone();
+        second.insert("chart/templates/b.yaml".into(), "b\n".into());
+        second.insert("capacity/x.txt".into(), "1\n".into());
+        let chart: OutputFiles = second
+            .iter()
+            .filter(|(path, _)| path.starts_with("chart/"))
+            .map(|(p, t)| (p.clone(), t.clone()))
+            .collect();
+        let staging = OutputSlot::claim(&out).unwrap().stage().unwrap();
+        std::thread::scope(|scope| {
+            scope.spawn(|| staging.add(&entries_of(&chart)).unwrap());
+        });
+        assert_eq!(read_tree(&out).unwrap(), first, "nothing is in place yet");
+        // `finish` is given every file; one already added is not written again.
+        let mut again = second.clone();
+        again.insert("chart/templates/b.yaml".into(), "not written\n".into());
+        staging.finish(&again).unwrap();
+        assert_eq!(read_tree(&out).unwrap(), second);
+        assert_eq!(ino("chart/templates/a.yaml"), before.0);
+        assert_eq!(ino("rendered/x.yaml"), before.1);
+        assert_eq!(siblings(&dir), ["out"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A new tree never finished (generation failed after the chart was added) is
+    /// deleted, and the previous output stays as it was.
+    #[test]
+    fn a_tree_never_finished_is_deleted_and_the_output_kept() {
+        let dir = scratch("unfinished");
+        let out = dir.join("out");
+        write_tree_atomically(&out, &files("a")).unwrap();
+        let staging = OutputSlot::claim(&out).unwrap().stage().unwrap();
+        staging.add(&entries_of(&files("b"))).unwrap();
+        assert_eq!(
+            siblings(&dir).len(),
+            3,
+            "the lock and the new tree beside the output"
+        );
+        drop(staging);
+        assert_eq!(read_tree(&out).unwrap(), files("a"));
+        assert_eq!(siblings(&dir), ["out"]);
+        write_tree_atomically(&out, &files("c")).unwrap();
+        assert_eq!(
+            read_tree(&out).unwrap(),
+            files("c"),
+            "the lock was released"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 }
