@@ -189,9 +189,9 @@ pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
 
 /// [`generate_outputs`], handing what the outputs were computed from to `leave` when
 /// they are done (see [`Workings`]), and the chart's files (`chart/...`) to
-/// `chart_ready` while the last presets are still reviewed, on the first of the
-/// presets' threads to find none left (`generate` writes them to disk there, rather
-/// than leave that core idle).
+/// `chart_ready` while the presets are reviewed, on one of the presets' threads, after
+/// the defaults' review (`generate` writes them to disk there: a large task, taken
+/// early so that the presets, smaller, fill the end).
 pub fn generate_outputs_leaving(
     spec: &Spec,
     leave: impl FnOnce(Workings),
@@ -280,8 +280,9 @@ pub fn generate_review_leaving(
     // The chart's files and each preset's checks and renders are independent too: the
     // chart in three tasks, queued ahead of the presets on the same threads (on a
     // thread of its own, it got a third of the two cores beside the presets' two
-    // and ended last), then the presets, then handing the chart to `chart_ready`,
-    // which the first thread with no preset left takes.
+    // and ended last), then the defaults, then handing the chart to `chart_ready`,
+    // then the presets. Writing the chart is larger than most presets: taken last,
+    // it ran alone at the end (as the last preset did before it).
     let (rest, schema_file, helpers) = (Later::default(), Later::default(), Later::default());
     let chart_tasks: Vec<Task<'_>> = vec![
         Box::new(|| rest.compute(|| build_chart_but_templates_and_schema(&inputs))),
@@ -343,8 +344,7 @@ pub fn generate_review_leaving(
 /// Checks and renders the defaults and every preset, from each plan's resolved values
 /// ([`Contract::over_with_plan_values`]): their findings, their records, and the files
 /// `rendered/<preset>.yaml` and `capacity/<preset>.*`. The tasks `first` are run
-/// ahead of the presets on the same threads, and `last` by the first thread to find
-/// every preset taken.
+/// ahead of the presets on the same threads, and `then` after the defaults'.
 fn review_presets(
     spec: &Spec,
     (docs, workloads): (&[crate::objects::tree::Document], &[Option<String>]),
@@ -353,7 +353,7 @@ fn review_presets(
         &BTreeMap<String, crate::values::presets::Preset>,
         &[serde_json::Value],
     ),
-    (first, last): (Vec<Task<'_>>, Task<'_>),
+    (first, then): (Vec<Task<'_>>, Task<'_>),
 ) -> Result<Review, GenerateError> {
     // Compiled once for every preset.
     let validator = ValuesSchema::for_many_checks(schema);
@@ -367,13 +367,13 @@ fn review_presets(
         exprs: &capacity_exprs(spec),
         spec_findings: &spec_rule_findings(spec),
     };
-    // `first`, each preset on the next free core, then `last`; the results are joined
-    // in the presets' order.
+    // `first`, the defaults, `then`, and each preset on the next free core; the
+    // results are joined in the presets' order.
     let reviews = crate::parallel::map_in_parallel_between(
         first,
         &plans,
         |&(label, values)| review_preset(&shared, label, values),
-        Some(last),
+        Some((1, then)),
     );
     let mut out = OutputFiles::new();
     let mut findings: Vec<(String, Finding)> = Vec::new();

@@ -99,34 +99,44 @@ pub fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync
     map_in_parallel_between(Vec::new(), items, f, None)
 }
 
-/// [`map_in_parallel`] with the tasks `first` queued ahead of the items and `last`
-/// behind them, all taken in that order by [`run_in_parallel`]'s threads: `last` is
-/// run by the first thread to find every item taken, and fills the end, where that
-/// thread would otherwise wait for the other's last item. A task may wait for a value
-/// an earlier one computes ([`Later`]): every earlier task has started on some thread.
+/// [`map_in_parallel`] with the tasks `first` queued ahead of the items, and `later`
+/// after the first `n` of them for `later = Some((n, task))`, all taken in that order
+/// by [`run_in_parallel`]'s threads. A task may wait for a value an earlier one
+/// computes ([`Later`]): every earlier task has started on some thread.
 pub fn map_in_parallel_between<'a, T: Sync, R: Send>(
     first: Vec<Task<'a>>,
     items: &'a [T],
     f: impl Fn(&T) -> R + Sync,
-    last: Option<Task<'a>>,
+    later: Option<(usize, Task<'a>)>,
 ) -> Vec<R> {
     let mut results: Vec<Option<R>> = items.iter().map(|_| None).collect();
     let f = &f;
-    let tasks = first
-        .into_iter()
-        .chain(
-            items
-                .iter()
-                .zip(results.iter_mut())
-                .map(|(item, slot)| Box::new(move || *slot = Some(f(item))) as Task<'_>),
-        )
-        .chain(last)
+    let each_item = items
+        .iter()
+        .zip(results.iter_mut())
+        .map(|(item, slot)| Box::new(move || *slot = Some(f(item))) as Task<'_>)
         .collect();
-    run_in_parallel(tasks);
+    run_in_parallel(queue_between(first, each_item, later));
     results
         .into_iter()
         .map(|r| r.expect("run_in_parallel runs every task"))
         .collect()
+}
+
+/// The tasks `first`, then `items`, with `later = Some((n, task))` after the first `n`
+/// items (after all of them when there are fewer).
+fn queue_between<'a>(
+    first: Vec<Task<'a>>,
+    items: Vec<Task<'a>>,
+    later: Option<(usize, Task<'a>)>,
+) -> Vec<Task<'a>> {
+    let (start, count) = (first.len(), items.len());
+    let mut tasks = first;
+    tasks.extend(items);
+    if let Some((after, task)) = later {
+        tasks.insert(start + after.min(count), task);
+    }
+    tasks
 }
 
 /// Runs `consume(item, prepare(item))` for every item, in the items' order, on this
@@ -511,6 +521,60 @@ fn keep_this_thread_off(core: Option<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tasks queued around the items: `first` ahead, the later task after the first
+    /// `n` items, or after all of them when `n` is past their end.
+    #[test]
+    fn tasks_are_queued_around_the_items() {
+        let log = Mutex::new(Vec::new());
+        let log_of = &log;
+        let task =
+            |name: &'static str| Box::new(move || log_of.lock().unwrap().push(name)) as Task<'_>;
+        let order = |later: Option<usize>| {
+            log.lock().unwrap().clear();
+            let queue = queue_between(
+                vec![task("f1"), task("f2")],
+                vec![task("i1"), task("i2"), task("i3")],
+                later.map(|n| (n, task("later"))),
+            );
+            queue.into_iter().for_each(|t| t());
+            log.lock().unwrap().join(" ")
+        };
+        assert_eq!(order(None), "f1 f2 i1 i2 i3");
+        assert_eq!(order(Some(0)), "f1 f2 later i1 i2 i3");
+        assert_eq!(order(Some(1)), "f1 f2 i1 later i2 i3");
+        assert_eq!(order(Some(3)), "f1 f2 i1 i2 i3 later");
+        assert_eq!(order(Some(usize::MAX)), "f1 f2 i1 i2 i3 later");
+    }
+
+    /// The results come in the items' order, every task runs once, and a later task
+    /// may wait for a value a first task computes.
+    #[test]
+    fn a_later_task_waits_for_a_first_one() {
+        let value = Later::default();
+        let seen = Mutex::new(None);
+        let runs = AtomicUsize::new(0);
+        let items: Vec<u64> = (1..=6).collect();
+        let squares = map_in_parallel_between(
+            vec![Box::new(|| {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                value.compute(|| 42);
+                runs.fetch_add(1, Ordering::Relaxed);
+            })],
+            &items,
+            |n| n * n,
+            Some((
+                1,
+                Box::new(|| {
+                    *seen.lock().unwrap() = value.wait().copied();
+                    runs.fetch_add(1, Ordering::Relaxed);
+                }),
+            )),
+        );
+        assert_eq!(squares, [1, 4, 9, 16, 25, 36]);
+        assert_eq!(*seen.lock().unwrap(), Some(42));
+        assert_eq!(runs.load(Ordering::Relaxed), 2);
+    }
     use std::collections::HashSet;
     use std::sync::mpsc;
     use std::time::Duration;

@@ -201,10 +201,10 @@ fn generate_for_with(
 pub fn generate(spec_path: &Path, out: &Path) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
     let staging = output::OutputSlot::claim(out)?.stage()?;
-    // The chart (2,830 of 2,842 files at 400 workloads) is written while the last
-    // presets are reviewed, on a core that has no preset left; a failure to write it
-    // is reported after generation, whose own errors come first. Whatever fails, the
-    // staging folder is deleted and the previous output stays.
+    // The chart (2,830 of 2,842 files at 400 workloads) is written while the presets
+    // are reviewed; a failure to write it is reported after generation, whose own
+    // errors come first. Whatever fails, the staging folder is deleted and the
+    // previous output stays.
     let chart_written = std::sync::OnceLock::new();
     let files = generate_for_with(&spec, spec_path, |chart| {
         let _ = chart_written.set(staging.add(chart));
