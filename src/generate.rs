@@ -298,7 +298,7 @@ pub fn generate_review_leaving(
         let paths: Vec<(String, &String)> = rest
             .iter()
             .chain(&templates)
-            .chain([schema_file, helpers].map(|(path, text)| (path, text)))
+            .chain([schema_file, helpers].map(|file| (&file.0, &file.1)))
             .map(|(path, text)| (format!("chart/{path}"), text))
             .collect();
         let files: Vec<(&str, &str)> = paths

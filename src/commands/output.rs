@@ -347,11 +347,18 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// Writes `files` (path in the output, text) into the new tree ([`write_files`]).
+    /// Writes `files` (path in the output, text) into the new tree ([`write_files`]),
+    /// but those already added: a file there may be a link to the previous output's,
+    /// which is never written to.
     pub fn add(&self, files: &[(&str, &str)]) -> Result<(), CommandError> {
-        write_files(&self.staging, self.previous.as_deref(), files)?;
         let mut added = self.added.lock().unwrap_or_else(|p| p.into_inner());
-        added.extend(files.iter().map(|(path, _)| path.to_string()));
+        let new: Vec<(&str, &str)> = files
+            .iter()
+            .filter(|(path, _)| !added.contains(*path))
+            .copied()
+            .collect();
+        write_files(&self.staging, self.previous.as_deref(), &new)?;
+        added.extend(new.iter().map(|(path, _)| path.to_string()));
         Ok(())
     }
 
@@ -369,14 +376,7 @@ impl Staging {
         files: &OutputFiles,
         remove_old: impl Fn(&Path) -> io::Result<()>,
     ) -> Result<Written, CommandError> {
-        let rest: Vec<(&str, &str)> = {
-            let added = self.added.lock().unwrap_or_else(|p| p.into_inner());
-            entries_of(files)
-                .into_iter()
-                .filter(|(path, _)| !added.contains(*path))
-                .collect()
-        };
-        write_files(&self.staging, self.previous.as_deref(), &rest)?;
+        self.add(&entries_of(files))?;
         let final_path = self.slot.target.path();
         let (staging, retired) = (&self.staging, &self.retired);
         let swapped = signals::critical(|| {
@@ -426,10 +426,10 @@ fn entries_of(files: &OutputFiles) -> Vec<(&str, &str)> {
 const WRITE_PARTS: usize = 8;
 
 /// Writes `entries` (path, text) under the folder `staging`, none of them there yet,
-/// each folder made once, not once per file in it (a `mkdir` and a `stat` each, for thousands of files). With a
-/// previous output `previous`, each file unchanged from it is linked rather than
-/// written: a helper thread compares the files with the previous ones ahead of this
-/// thread, which links or writes them in order. Linking changes the folder, under the
+/// each folder made once, not once per file in it (a `mkdir` and a `stat` each, for
+/// thousands of files). With a previous output `previous`, each file unchanged from it
+/// is linked rather than written: a helper thread compares the files with the previous
+/// ones ahead of this thread, which links or writes them in order. Linking changes the folder, under the
 /// folder's lock, and two threads linking into `chart/templates/` (2,811 files at 400
 /// workloads) spent their time waiting on each other: comparing on one core while
 /// linking on the other took 2,842 files from about 24 to about 16 ms here. A first
