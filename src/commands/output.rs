@@ -288,9 +288,7 @@ impl OutputSlot {
 
     /// Writes `files` as the output folder and releases the lock.
     pub fn write(self, files: &OutputFiles) -> Result<Written, CommandError> {
-        let staging = self.stage()?;
-        staging.add(&entries_of(files))?;
-        staging.finish(files)
+        self.stage()?.finish(files)
     }
 
     /// [`OutputSlot::write`] with the deletion of the old tree as a parameter (tests
@@ -300,9 +298,7 @@ impl OutputSlot {
         files: &OutputFiles,
         remove_old: impl Fn(&Path) -> io::Result<()>,
     ) -> Result<Written, CommandError> {
-        let staging = self.stage()?;
-        staging.add(&entries_of(files))?;
-        staging.finish_with(files, remove_old)
+        self.stage()?.finish_with(files, remove_old)
     }
 
     /// Starts the new tree: an empty staging folder beside the output, removed again
