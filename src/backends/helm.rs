@@ -47,15 +47,6 @@ pub const CAPACITY_FIGURE: &str = "capacity.svg";
 /// How many documents [`document_template_files_taken`] takes at a time.
 const DOCUMENTS_PER_TAKE: usize = 32;
 
-/// The chart's files under `templates/` that read only the object tree, but
-/// `_helpers.tpl` ([`helpers_template_file`]): each document's template and the
-/// `extraObjects` template, by path in the chart.
-pub fn document_template_files(docs: &[Document]) -> ChartFiles {
-    let mut files = document_template_files_taken(docs, &AtomicUsize::new(0));
-    files.extend([extra_objects_template_file()]);
-    files
-}
-
 /// The templates of the documents of `docs` this thread takes, [`DOCUMENTS_PER_TAKE`]
 /// at a time, where `taken` counts the documents every thread has taken: threads that
 /// share `taken` write each template once between them, each as many as its time
@@ -111,8 +102,8 @@ pub fn values_schema_file(values_schema: &Value) -> (String, String) {
     )
 }
 
-/// Every file of the chart but its templates ([`document_template_files`] and
-/// [`helpers_template_file`]) and its values schema ([`values_schema_file`]): the
+/// Every file of the chart but its templates ([`document_template_files_taken`],
+/// [`extra_objects_template_file`] and [`helpers_template_file`]) and its values schema ([`values_schema_file`]): the
 /// chart is all three, which `generate` writes on different cores.
 pub fn build_chart_but_templates_and_schema(
     inputs: &ChartInputs<'_>,
@@ -429,8 +420,5 @@ mod tests {
         both.extend(second);
         assert_eq!(both, alone);
         assert!(document_template_files_taken(&docs, &taken).is_empty());
-        let mut all = alone;
-        all.extend([extra_objects_template_file()]);
-        assert_eq!(document_template_files(&docs), all);
     }
 }
