@@ -425,12 +425,12 @@ const WRITE_PARTS: usize = 8;
 /// each folder made once, not once per file in it (a `mkdir` and a `stat` each, for
 /// thousands of files). With a previous output `previous`, each file unchanged from it
 /// is linked rather than written: a helper thread compares the files with the previous
-/// ones ahead of this thread, which links or writes them in order. Linking changes the folder, under the
-/// folder's lock, and two threads linking into `chart/templates/` (2,811 files at 400
-/// workloads) spent their time waiting on each other: comparing on one core while
-/// linking on the other took 2,842 files from about 24 to about 16 ms here. A first
-/// output is written in [`WRITE_PARTS`] parts on every core. The error is the first in
-/// the files' order, as when they are written one by one.
+/// ones ahead of this thread, which links or writes them in order. Linking changes the
+/// folder, under the folder's lock, and two threads linking into `chart/templates/`
+/// (2,811 files at 400 workloads) spent their time waiting on each other: comparing on
+/// one core while linking on the other took 2,842 files from about 24 to about 16 ms
+/// here. A first output is written in [`WRITE_PARTS`] parts on every core. The error
+/// is the first in the files' order, as when they are written one by one.
 fn write_files(
     staging: &Path,
     previous: Option<&Path>,
