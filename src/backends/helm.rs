@@ -47,7 +47,7 @@ pub const CAPACITY_FIGURE: &str = "capacity.svg";
 /// How many documents [`document_template_files_taken`] takes at a time.
 const DOCUMENTS_PER_TAKE: usize = 32;
 
-/// The templates of the documents of `docs` this thread takes, [`DOCUMENTS_PER_TAKE`]
+/// The templates of the documents of `docs` this thread takes, `DOCUMENTS_PER_TAKE`
 /// at a time, where `taken` counts the documents every thread has taken: threads that
 /// share `taken` write each template once between them, each as many as its time
 /// allows. `generate` starts on them on one core, and the other core joins in when it

@@ -343,7 +343,7 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// Writes `files` (path in the output, text) into the new tree ([`write_files`]),
+    /// Writes `files` (path in the output, text) into the new tree (`write_files`),
     /// but those already added: a file there may be a link to the previous output's,
     /// which is never written to.
     pub fn add(&self, files: &[(&str, &str)]) -> Result<(), CommandError> {
