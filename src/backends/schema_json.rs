@@ -4,7 +4,7 @@
 //! and plan. `serde_json`'s pretty form puts every key, bracket and enum member on a
 //! line of its own, indented, which triples the file. Here the root's keywords, and
 //! each property, definition and rule below them, start a line; an entry whose
-//! one-line form is longer than [`LINE_LIMIT`] opens one level further, so a golden
+//! one-line form is longer than `LINE_LIMIT` opens one level further, so a golden
 //! diff still shows which rule of which workload moved.
 
 use serde_json::ser::Formatter;

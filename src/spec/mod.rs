@@ -371,7 +371,7 @@ pub fn load_spec(text: &str, file: &str) -> Result<Spec, SpecError> {
 }
 
 /// [`load_spec`] on a thread whose helper is running: the workloads are read on it
-/// while this thread reads the rest ([`cut::read_spec_text_beside`]).
+/// while this thread reads the rest (`cut::read_spec_text_beside`).
 pub fn load_spec_beside(
     text: &str,
     file: &str,
