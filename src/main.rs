@@ -471,4 +471,39 @@ mod tests {
         assert_eq!(subcommand(&["--version"]), None);
         assert_eq!(subcommand(&[]), None);
     }
+
+    /// The hook before `main`, called with made-up arguments, turns huge pages off
+    /// for `render` only, as the kernel reports it (`PR_GET_THP_DISABLE`).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn the_hook_before_main_turns_huge_pages_off_for_render_only() {
+        use std::ffi::CString;
+        fn huge_pages_on() -> bool {
+            // SAFETY: no arguments; returns the flag.
+            let disabled = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
+            assert!(disabled >= 0, "PR_GET_THP_DISABLE failed");
+            disabled == 0
+        }
+        fn call_hook(args: &[&str]) {
+            let args: Vec<CString> = args.iter().map(|a| CString::new(*a).unwrap()).collect();
+            let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+            argv.push(std::ptr::null());
+            let argc = libc::c_int::try_from(args.len()).unwrap();
+            super::huge_pages_off_before_main(argc, argv.as_ptr(), std::ptr::null());
+        }
+        fn turn_back_on() {
+            // SAFETY: integer arguments only.
+            unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 0, 0, 0, 0) };
+        }
+        turn_back_on();
+        assert!(huge_pages_on());
+        call_hook(&["shipshape", "--spec", "render", "generate"]);
+        assert!(huge_pages_on(), "`generate` keeps huge pages");
+        call_hook(&["shipshape", "--version"]);
+        assert!(huge_pages_on(), "no subcommand keeps huge pages");
+        call_hook(&["shipshape", "--spec", "x.yaml", "render", "-f", "v.yaml"]);
+        let off = !huge_pages_on();
+        turn_back_on();
+        assert!(off, "`render` turns them off");
+    }
 }
