@@ -76,7 +76,7 @@ pub struct EvalContext<'a> {
 }
 
 impl<'a> EvalContext<'a> {
-    /// The value at `path` as [`Expr::Ref`] of it evaluates (`None` for a missing last
+    /// The value at `path` as [`Expr::Ref`](super::Expr::Ref) of it evaluates (`None` for a missing last
     /// key), without building the expression.
     pub fn lookup(&self, path: &ValuePath) -> Result<Option<&'a Value>, EvalError> {
         self.lookup_like_go(path).map_err(|reason| EvalError {
@@ -115,7 +115,7 @@ impl<'a> EvalContext<'a> {
     }
 }
 
-/// Named templates' text, by name, as one render evaluates them ([`Expr::Named`]).
+/// Named templates' text, by name, as one render evaluates them ([`Expr::Named`](super::Expr::Named)).
 /// Helm includes a named template with the root context (`include "x" $`), so within
 /// one render its text is the same wherever it is included: a name's body is
 /// evaluated once (outside a `range`, where `.` is not the root) and its text reused.

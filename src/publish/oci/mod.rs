@@ -7,7 +7,7 @@
 //! [`OciError`]; the command layer maps them all to exit code 3.
 //!
 //! - [`error`]: the error type;
-//! - [`reference`]: references, repository names, tags;
+//! - [`reference`](mod@reference): references, repository names, tags;
 //! - [`artifact`]: the chart as an OCI artifact;
 //! - [`credentials`]: the Docker config file and authentication challenges;
 //! - [`push`]: the push protocol.
