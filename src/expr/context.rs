@@ -76,8 +76,8 @@ pub struct EvalContext<'a> {
 }
 
 impl<'a> EvalContext<'a> {
-    /// The value at `path` as [`Expr::Ref`](super::Expr::Ref) of it evaluates (`None` for a missing last
-    /// key), without building the expression.
+    /// The value at `path` as [`Expr::Ref`](super::Expr::Ref) of it evaluates (`None`
+    /// for a missing last key), without building the expression.
     pub fn lookup(&self, path: &ValuePath) -> Result<Option<&'a Value>, EvalError> {
         self.lookup_like_go(path).map_err(|reason| EvalError {
             expression: go_ref(path),
@@ -115,10 +115,10 @@ impl<'a> EvalContext<'a> {
     }
 }
 
-/// Named templates' text, by name, as one render evaluates them ([`Expr::Named`](super::Expr::Named)).
-/// Helm includes a named template with the root context (`include "x" $`), so within
-/// one render its text is the same wherever it is included: a name's body is
-/// evaluated once (outside a `range`, where `.` is not the root) and its text reused.
-/// The chart defines one template per name, as `_helpers.tpl` is written from these
-/// names.
+/// Named templates' text, by name, as one render evaluates them
+/// ([`Expr::Named`](super::Expr::Named)). Helm includes a named template with the root
+/// context (`include "x" $`), so within one render its text is the same wherever it is
+/// included: a name's body is evaluated once (outside a `range`, where `.` is not the
+/// root) and its text reused. The chart defines one template per name, as
+/// `_helpers.tpl` is written from these names.
 pub type NamedTexts = std::cell::RefCell<std::collections::HashMap<String, String>>;

@@ -10,8 +10,8 @@
 //!   (names, labels and the configuration are named templates of `_helpers.tpl`).
 //! - [`service_account`], [`config_map`], [`capacity_config_map`], [`secret`]: the
 //!   chart's own.
-//! - [`deployment`], [`job`] with [`pod`] (pod template, container) and [`env`](mod@env) (the
-//!   env the chart manages): the workloads.
+//! - [`deployment`], [`job`] with [`pod`] (pod template, container) and
+//!   [`env`](mod@env) (the env the chart manages): the workloads.
 //! - [`stateful_set`] with [`service::bundled_service`], [`secret::bundled_secret`] and
 //!   [`config_map::postgres_init_config_map`]: the bundled evaluation servers.
 //! - [`service`], [`ingress`], [`service_monitor`], [`disruption_budget`], [`network_policy`], [`autoscaler`],
