@@ -103,8 +103,9 @@ pub fn values_schema_file(values_schema: &Value) -> (String, String) {
 }
 
 /// Every file of the chart but its templates ([`document_template_files_taken`],
-/// [`extra_objects_template_file`] and [`helpers_template_file`]) and its values schema ([`values_schema_file`]): the
-/// chart is all three, which `generate` writes on different cores.
+/// [`extra_objects_template_file`] and [`helpers_template_file`]) and its values
+/// schema ([`values_schema_file`]): the chart is all three, which `generate` writes on
+/// different cores.
 pub fn build_chart_but_templates_and_schema(
     inputs: &ChartInputs<'_>,
 ) -> Result<ChartFiles, TemplateError> {
