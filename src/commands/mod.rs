@@ -278,7 +278,9 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
     // three parts; all read the same spec and values. The helper starts first and
     // reads the spec's workloads. What needs only the spec and the chart's defaults
     // (the schema's frame, every plan's pod counts) is queued while the values are
-    // merged. The frame's check, which waits for the frame, is queued last.
+    // merged. Then the tasks that take longest first (the root rules, the frame's
+    // check, which waits for the frame), and the short ones last (the manifests'
+    // parts, the guards), so that both cores end at about the same time.
     // What the check decides comes first, as when they ran one after the other:
     // refused values print nothing but the violations, and the guards' findings and
     // the manifests computed meanwhile are dropped. Then the guards: the manifests
@@ -316,6 +318,12 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
                 )
             }));
         }));
+        tasks.push(Box::new(move || {
+            let schema = frame_schema.wait();
+            let _ = frame.set(schema.and_then(|schema| {
+                crate::values::schema_verdict::schema_verdict(schema, &merged.values)
+            }));
+        }));
         for (part, cell) in parts.iter().enumerate() {
             tasks.push(Box::new(move || {
                 let _ = cell.set(render_part(spec, &merged.values, &options.release, part));
@@ -334,12 +342,6 @@ pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, Command
                 f.extend(crate::guards::spec_rule_findings(spec));
                 f
             });
-        }));
-        tasks.push(Box::new(move || {
-            let schema = frame_schema.wait();
-            let _ = frame.set(schema.and_then(|schema| {
-                crate::values::schema_verdict::schema_verdict(schema, &merged.values)
-            }));
         }));
         tasks.work();
         Ok(())
