@@ -78,7 +78,15 @@ fn read_beside(text: &str, tasks: &crate::parallel::Tasks<'_>) -> Option<Spec> {
     let rest = read_part(&rest, 0);
     tasks.work();
     // Fewer than `count` when a part's task panicked (its sender dropped unsent).
-    let mut workloads: Vec<(usize, Option<Part>)> = read.iter().collect();
+    let mut workloads: Vec<(usize, Option<Part>)> = Vec::with_capacity(count);
+    crate::parallel::spin_until(|| loop {
+        match read.try_recv() {
+            Ok(part) => workloads.push(part),
+            Err(std::sync::mpsc::TryRecvError::Empty) => return false,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => return true,
+        }
+    });
+    workloads.extend(read.iter());
     if workloads.len() != count {
         return None;
     }
