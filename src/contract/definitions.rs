@@ -104,25 +104,140 @@ fn managed_env_definitions(spec: &Spec, defaults: &Value, definitions: &mut Map<
 /// workloads with the same managed variables (read from `defaults`). Only the
 /// definitions the spec's workloads use.
 pub fn shared_definitions(spec: &Spec, pods: PodBounds, defaults: &Value) -> Map<String, Value> {
+    let (mut definitions, enumerated) = shared_definitions_but_enumerated(spec, pods, defaults);
+    for e in enumerated {
+        definitions.insert(e.name(), e.schema());
+    }
+    definitions
+}
+
+/// [`shared_definitions`] but those enumerated over the pod bounds, which come as
+/// [`Enumerated`]s: `render` checks values against them without building them.
+pub(crate) fn shared_definitions_but_enumerated(
+    spec: &Spec,
+    pods: PodBounds,
+    defaults: &Value,
+) -> (Map<String, Value>, Vec<Enumerated>) {
     let mut definitions = Map::new();
+    let mut enumerated = Vec::new();
     managed_env_definitions(spec, defaults, &mut definitions);
     for (_, workload) in spec.workloads.all() {
         let class = workload.class();
         if class.can_serve() {
-            let name = pdb_below_fewest_pods_name(class);
-            if !definitions.contains_key(&name) {
-                definitions.insert(name, pdb_below_fewest_pods(class, pods.pod_count));
+            let pdb = Enumerated::PdbBelowFewestPods {
+                class,
+                largest: pods.pod_count,
+            };
+            if !enumerated.contains(&pdb) {
+                enumerated.push(pdb);
                 definitions.insert(SERVICE_EXPOSED_PORT.into(), service_exposed_port());
             }
         }
-        if !class.autoscalers().is_empty() && pods.max_replicas >= 1 {
-            definitions.insert(
-                MIN_REPLICAS_AT_MOST_MAX.into(),
-                min_replicas_at_most_max(pods.max_replicas),
-            );
+        let min_at_most_max = Enumerated::MinReplicasAtMostMax {
+            largest: pods.max_replicas,
+        };
+        if !class.autoscalers().is_empty()
+            && pods.max_replicas >= 1
+            && !enumerated.contains(&min_at_most_max)
+        {
+            enumerated.push(min_at_most_max);
         }
     }
-    definitions
+    (definitions, enumerated)
+}
+
+/// A definition enumerated over the pod bounds of the plans, as data: its schema
+/// ([`Enumerated::schema`], what `values.schema.json` holds) and its verdict on a
+/// value computed without building that schema ([`Enumerated::holds`]), each step
+/// of the enumeration checked in turn with the same keywords' meaning.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Enumerated {
+    /// A workload's PodDisruptionBudget `minAvailable` below its fewest pods
+    /// ([`pdb_below_fewest_pods`]).
+    PdbBelowFewestPods { class: WorkloadClass, largest: u64 },
+    /// An autoscaler's `minReplicas` at most its `maxReplicas`
+    /// ([`min_replicas_at_most_max`]).
+    MinReplicasAtMostMax { largest: u64 },
+}
+
+impl Enumerated {
+    /// Its name under `definitions`.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Enumerated::PdbBelowFewestPods { class, .. } => pdb_below_fewest_pods_name(*class),
+            Enumerated::MinReplicasAtMostMax { .. } => MIN_REPLICAS_AT_MOST_MAX.into(),
+        }
+    }
+
+    /// Its schema.
+    pub(crate) fn schema(&self) -> Value {
+        match *self {
+            Enumerated::PdbBelowFewestPods { class, largest } => {
+                pdb_below_fewest_pods(class, largest)
+            }
+            Enumerated::MinReplicasAtMostMax { largest } => min_replicas_at_most_max(largest),
+        }
+    }
+
+    /// Whether `value` passes [`Enumerated::schema`].
+    pub(crate) fn holds(&self, value: &Value) -> bool {
+        let is = |b: bool| move |v: &Value| *v == Value::Bool(b);
+        match *self {
+            Enumerated::PdbBelowFewestPods { class, largest } => {
+                if !holds_at(value, &["podDisruptionBudget", "enabled"], is(true)) {
+                    return true;
+                }
+                let autoscalers = class.autoscalers();
+                // One way of counting the fewest pods per member: `replicaCount` with
+                // every autoscaler off, else the first autoscaler on.
+                (0..=autoscalers.len()).all(|on| {
+                    let off = |key: &&str| holds_at(value, &[*key, "enabled"], is(false));
+                    let counted_here = match on {
+                        0 => autoscalers.iter().all(off),
+                        _ => {
+                            autoscalers[..on - 1].iter().all(off)
+                                && holds_at(value, &[autoscalers[on - 1], "enabled"], is(true))
+                        }
+                    };
+                    let count: &[&str] = match on {
+                        0 => &["replicaCount"],
+                        _ => &[autoscalers[on - 1], "minReplicas"],
+                    };
+                    !counted_here
+                        || (0..=largest).all(|k| {
+                            !holds_at(value, count, |v| at_most(v, k))
+                                || holds_at(value, &["podDisruptionBudget", "minAvailable"], |v| {
+                                    at_most(v, k.saturating_sub(1))
+                                })
+                        })
+                })
+            }
+            Enumerated::MinReplicasAtMostMax { largest } => {
+                !holds_at(value, &["enabled"], is(true))
+                    || (1..=largest).all(|k| {
+                        !holds_at(value, &["maxReplicas"], |v| at_most(v, k))
+                            || holds_at(value, &["minReplicas"], |v| at_most(v, k))
+                    })
+            }
+        }
+    }
+}
+
+/// Whether `value` passes `{"properties": {p0: {"properties": {p1: ... leaf}}}}` for
+/// `path` = p0, p1, ...: what is not an object, or lacks the key, passes.
+fn holds_at(value: &Value, path: &[&str], leaf: impl Fn(&Value) -> bool) -> bool {
+    match path.split_first() {
+        None => leaf(value),
+        Some((key, rest)) => match value {
+            Value::Object(map) => map.get(*key).is_none_or(|v| holds_at(v, rest, leaf)),
+            _ => true,
+        },
+    }
+}
+
+/// Whether `value` passes `{"maximum": limit}`.
+fn at_most(value: &Value, limit: u64) -> bool {
+    crate::values::schema_verdict::at_most(value, limit)
 }
 
 /// `service.exposed-port` on one workload.
@@ -492,5 +607,131 @@ mod tests {
         );
         assert!(!none.contains_key(MIN_REPLICAS_AT_MOST_MAX));
         assert!(none.contains_key(SERVICE_EXPOSED_PORT));
+    }
+
+    /// Values of a leaf the enumerated definitions read: absent, of every JSON type,
+    /// and numbers around each step (`k - 1`, `k`, `k + 1`, between), negative, huge.
+    fn leaves(largest: u64) -> Vec<Option<Value>> {
+        let l = largest as i64;
+        let mut out = vec![
+            None,
+            Some(Value::Null),
+            Some(json!(true)),
+            Some(json!(false)),
+            Some(json!("2")),
+            Some(json!([1])),
+            Some(json!({"a": 1})),
+            Some(json!(-1)),
+            Some(json!(-0.5)),
+            Some(json!(0.5)),
+            Some(json!(1.5)),
+            Some(json!(u64::MAX)),
+            Some(json!(i64::MIN)),
+            Some(json!(1e300)),
+            Some(json!(l as f64 + 0.5)),
+        ];
+        out.extend((0..=l + 2).map(|n| Some(json!(n))));
+        out
+    }
+
+    /// A value from `choices`, picked by the next number of a small generator.
+    fn pick<'c, T>(state: &mut u64, choices: &'c [T]) -> &'c T {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        &choices[((*state >> 33) % choices.len() as u64) as usize]
+    }
+
+    /// `object` with `path` set to `leaf` (nothing set when `leaf` is absent; a
+    /// parent that is not an object is kept).
+    fn with_leaf(mut object: Value, path: &[&str], leaf: &Option<Value>) -> Value {
+        let Some(leaf) = leaf else { return object };
+        let mut at = &mut object;
+        for key in &path[..path.len() - 1] {
+            let Value::Object(map) = at else {
+                return object;
+            };
+            at = map.entry(key.to_string()).or_insert_with(|| json!({}));
+        }
+        if let Value::Object(map) = at {
+            map.insert(path[path.len() - 1].to_string(), leaf.clone());
+        }
+        object
+    }
+
+    /// [`Enumerated::holds`] decides as the walk of [`Enumerated::schema`], tidied as
+    /// `values.schema.json` holds it, on random workloads and autoscalers whose every
+    /// leaf the definitions read is absent, of another type, or a number at, beside or
+    /// between the steps; also on values that are not objects.
+    #[test]
+    fn enumerated_definitions_hold_exactly_where_their_schemas_do() {
+        use crate::values::schema_verdict::schema_verdict;
+        let mut state = 7;
+        let mut refused = 0;
+        let classes = [
+            WorkloadClass::Api,
+            WorkloadClass::Pool,
+            WorkloadClass::Worker,
+            WorkloadClass::Jobs,
+        ];
+        for largest in [0u64, 1, 2, 5] {
+            let mut cases: Vec<Enumerated> = classes
+                .iter()
+                .map(|&class| Enumerated::PdbBelowFewestPods { class, largest })
+                .collect();
+            cases.push(Enumerated::MinReplicasAtMostMax { largest });
+            for case in cases {
+                let schema = crate::contract::schema::tidied(
+                    [(case.name(), case.schema())].into_iter().collect(),
+                );
+                let schema = json!({
+                    "definitions": schema,
+                    "$ref": format!("#/definitions/{}", case.name())
+                });
+                let leaves = leaves(largest);
+                let flags = [None, Some(json!(true)), Some(json!(false)), Some(json!(1))];
+                let paths: Vec<(Vec<&str>, bool)> = match case {
+                    Enumerated::PdbBelowFewestPods { class, .. } => {
+                        let mut paths = vec![
+                            (vec!["replicaCount"], false),
+                            (vec!["podDisruptionBudget", "enabled"], true),
+                            (vec!["podDisruptionBudget", "minAvailable"], false),
+                        ];
+                        for key in class.autoscalers() {
+                            paths.push((vec![key, "enabled"], true));
+                            paths.push((vec![key, "minReplicas"], false));
+                        }
+                        paths
+                    }
+                    Enumerated::MinReplicasAtMostMax { .. } => vec![
+                        (vec!["enabled"], true),
+                        (vec!["maxReplicas"], false),
+                        (vec!["minReplicas"], false),
+                    ],
+                };
+                for value in [json!(null), json!(3), json!("x"), json!([]), json!({})] {
+                    assert_eq!(Some(case.holds(&value)), schema_verdict(&schema, &value));
+                }
+                for _ in 0..3000 {
+                    let mut value = json!({});
+                    for (path, flag) in &paths {
+                        let leaf = match flag {
+                            // Mostly the flags that turn the steps on.
+                            true => pick(&mut state, &flags),
+                            false => pick(&mut state, &leaves),
+                        };
+                        value = with_leaf(value, path, leaf);
+                    }
+                    let holds = case.holds(&value);
+                    assert_eq!(
+                        Some(holds),
+                        schema_verdict(&schema, &value),
+                        "{case:?}: {value}"
+                    );
+                    refused += usize::from(!holds);
+                }
+            }
+        }
+        assert!(refused > 1000, "the cases reach the refusals: {refused}");
     }
 }

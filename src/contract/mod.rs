@@ -252,15 +252,27 @@ pub fn root_rules_verdict_with(
     values: &Value,
     plan_pods: &PlanPods,
 ) -> Option<bool> {
-    use crate::values::schema_verdict::schema_verdict_in;
+    use crate::values::schema_verdict::{schema_verdict_in_with, NativeDefinition};
     let mut own = plan_pods.own_plan(spec, presets, plan)?;
     let pods = plan_pods.pods;
-    let definitions = schema::root_rule_definitions(spec, pods, defaults);
+    // The definitions enumerated over the pod counts are decided by code, not built.
+    let (definitions, enumerated) =
+        schema::root_rule_definitions_but_enumerated(spec, pods, defaults);
     let root = object([("definitions", Value::Object(definitions))]);
+    let names: Vec<String> = enumerated.iter().map(|e| e.name()).collect();
+    let checks: Vec<_> = enumerated
+        .iter()
+        .map(|e| move |v: &Value| e.holds(v))
+        .collect();
+    let natives: Vec<NativeDefinition<'_>> = names
+        .iter()
+        .zip(&checks)
+        .map(|(name, check)| (name.as_str(), check as &dyn Fn(&Value) -> bool))
+        .collect();
     let mut verdict = Some(true);
     rules::each_root_rule(spec, &mut own, pods, defaults, &mut |rule| {
         if verdict == Some(true) {
-            verdict = schema_verdict_in(&root, &rule.schema, values);
+            verdict = schema_verdict_in_with(&root, &rule.schema, values, &natives);
         }
     });
     verdict

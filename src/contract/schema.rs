@@ -2,6 +2,7 @@
 //! (`shipshape schema`, committed as `schemas/shipshape.schema.json`) and the chart's
 //! `values.schema.json` (draft-07, self-contained: local `$ref`s only).
 
+use crate::contract::definitions::Enumerated;
 use crate::contract::plans::PodBounds;
 use crate::contract::rules::{root_rules, RootRule};
 use crate::model::{
@@ -72,6 +73,26 @@ pub fn root_rule_definitions(spec: &Spec, pods: PodBounds, defaults: &Value) -> 
     definitions.extend(crate::contract::definitions::shared_definitions(
         spec, pods, defaults,
     ));
+    tidied(definitions)
+}
+
+/// [`root_rule_definitions`] but those enumerated over the pod bounds, which come as
+/// [`Enumerated`]s: `render` decides them without building them
+/// ([`crate::contract::root_rules_verdict_with`]).
+pub(crate) fn root_rule_definitions_but_enumerated(
+    spec: &Spec,
+    pods: PodBounds,
+    defaults: &Value,
+) -> (Map<String, Value>, Vec<Enumerated>) {
+    let mut definitions = crate::contract::rules::rule_definitions(spec);
+    let (shared, enumerated) =
+        crate::contract::definitions::shared_definitions_but_enumerated(spec, pods, defaults);
+    definitions.extend(shared);
+    (tidied(definitions), enumerated)
+}
+
+/// `definitions`, each [`tidy`]'d and with [`require_non_nullable`].
+pub(super) fn tidied(definitions: Map<String, Value>) -> Map<String, Value> {
     // Each node is tidied on its own, so the definitions are as in the whole schema.
     let mut definitions = Value::Object(definitions);
     tidy(&mut definitions);

@@ -17,7 +17,11 @@ use std::collections::HashMap;
 /// `Some(true)` when `values` pass `schema`, `Some(false)` when they do not, `None` when
 /// the schema uses something this does not evaluate.
 pub fn schema_verdict(schema: &Value, values: &Value) -> Option<bool> {
-    Walk { root: schema }.valid(schema, values, 1)
+    Walk {
+        root: schema,
+        natives: &[],
+    }
+    .valid(schema, values, 1)
 }
 
 /// [`schema_verdict`] of `schema` as one entry of the root schema `root`'s top-level
@@ -25,7 +29,29 @@ pub fn schema_verdict(schema: &Value, values: &Value) -> Option<bool> {
 /// there. `root` and each entry in turn all pass exactly when `root` with the entries
 /// in its `allOf` passes (a refusal and an unknown may come in another order).
 pub fn schema_verdict_in(root: &Value, schema: &Value, values: &Value) -> Option<bool> {
-    Walk { root }.valid(schema, values, 2)
+    schema_verdict_in_with(root, schema, values, &[])
+}
+
+/// A definition the walk decides with code instead of a schema: its name under
+/// `definitions`, and whether a value passes it. A reference to it
+/// (`#/definitions/<name>`) is answered by the code, whatever `root` holds.
+pub type NativeDefinition<'n> = (&'n str, &'n dyn Fn(&Value) -> bool);
+
+/// [`schema_verdict_in`] with definitions decided by code (`render` checks the root
+/// rules' definitions enumerated over pod counts without building them).
+pub fn schema_verdict_in_with(
+    root: &Value,
+    schema: &Value,
+    values: &Value,
+    natives: &[NativeDefinition<'_>],
+) -> Option<bool> {
+    Walk { root, natives }.valid(schema, values, 2)
+}
+
+/// Whether `value` passes `{"maximum": limit}`: a number at most `limit`, or anything
+/// that is not a number.
+pub fn at_most(value: &Value, limit: u64) -> bool {
+    bound(value, &Value::from(limit), |o| o != Ordering::Greater).unwrap_or(true)
 }
 
 thread_local! {
@@ -40,6 +66,7 @@ pub(super) const MAX_DEPTH: usize = 256;
 
 struct Walk<'s> {
     root: &'s Value,
+    natives: &'s [NativeDefinition<'s>],
 }
 
 impl<'s> Walk<'s> {
@@ -64,7 +91,13 @@ impl<'s> Walk<'s> {
             .is_some_and(|k| k.as_bytes().first().is_none_or(|&c| c <= b'$'))
         {
             if let Some(reference) = map.get("$ref") {
-                let target = self.resolve(reference.as_str()?)?;
+                let reference = reference.as_str()?;
+                if let Some(name) = reference.strip_prefix("#/definitions/") {
+                    if let Some((_, holds)) = self.natives.iter().find(|(n, _)| *n == name) {
+                        return Some(holds(value));
+                    }
+                }
+                let target = self.resolve(reference)?;
                 return self.valid(target, value, depth);
             }
         }
@@ -429,6 +462,65 @@ mod tests {
     /// exactly when the root with its `allOf` does: references resolve in the root,
     /// and an entry nested just within or just past the depth limit gets the same
     /// answer.
+    /// A native definition decides a reference to its name, whatever the root holds
+    /// under that name; other references resolve in the root as before.
+    #[test]
+    fn a_native_definition_decides_the_references_to_its_name() {
+        let root = json!({"definitions": {
+            "Small": {"maximum": 1},
+            "Other": {"minimum": 5}
+        }});
+        let even = |v: &Value| v.as_u64().is_some_and(|n| n % 2 == 0);
+        let natives: [NativeDefinition<'_>; 1] = [("Small", &even)];
+        let small = json!({"$ref": "#/definitions/Small"});
+        let other = json!({"properties": {"o": {"$ref": "#/definitions/Other"}}});
+        assert_eq!(
+            schema_verdict_in_with(&root, &small, &json!(4), &natives),
+            Some(true)
+        );
+        assert_eq!(
+            schema_verdict_in_with(&root, &small, &json!(3), &natives),
+            Some(false)
+        );
+        assert_eq!(schema_verdict_in(&root, &small, &json!(4)), Some(false));
+        assert_eq!(schema_verdict_in(&root, &small, &json!(1)), Some(true));
+        for (o, verdict) in [(4, false), (6, true)] {
+            let values = json!({"o": o});
+            assert_eq!(
+                schema_verdict_in_with(&root, &other, &values, &natives),
+                Some(verdict)
+            );
+        }
+        // A name is matched whole, and only under `#/definitions/`.
+        let longer =
+            json!({"definitions": {"Smaller": {"maximum": 1}}, "$ref": "#/definitions/Smaller"});
+        assert_eq!(
+            schema_verdict_in_with(&longer, &longer, &json!(4), &natives),
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn at_most_is_the_maximum_keyword() {
+        for (value, limit) in [
+            (json!(3), 3),
+            (json!(3), 2),
+            (json!(2.5), 2),
+            (json!(-1), 0),
+            (json!("9"), 1),
+            (json!(u64::MAX), u64::MAX),
+            (json!(null), 0),
+        ] {
+            let schema = json!({"maximum": limit});
+            assert_eq!(
+                Some(at_most(&value, limit)),
+                schema_verdict(&schema, &value),
+                "{value} <= {limit}"
+            );
+        }
+        assert!(at_most(&json!(3), 3) && !at_most(&json!(4), 3) && at_most(&json!(true), 0));
+    }
+
     #[test]
     fn entries_of_the_root_all_of_walked_alone_decide_as_the_whole() {
         let frame = json!({
