@@ -402,7 +402,7 @@ impl<T> Later<T> {
     }
 
     /// The value, once [`Later::compute`] has returned (`None` if it panicked).
-    /// Spins for up to [`SPIN_BEFORE_SLEEP`] before it sleeps ([`spin_until`]).
+    /// Spins for up to 1 ms before it sleeps (`spin_until`).
     pub fn wait(&self) -> Option<&T> {
         spin_until(|| self.0.get().is_some());
         self.0.wait().as_ref()
