@@ -338,8 +338,8 @@ impl<'a> Tasks<'a> {
     /// The next task, waiting for one; `None` once the queue is closed and empty.
     /// Spins for up to [`SPIN_BEFORE_SLEEP`] before it sleeps ([`spin_until`]).
     fn next_or_wait(&self) -> Option<Task<'a>> {
+        spin_until(|| self.has_work());
         let mut state = self.lock();
-        let mut spun = false;
         loop {
             if let Some(task) = state.0.pop_front() {
                 return Some(task);
@@ -347,14 +347,7 @@ impl<'a> Tasks<'a> {
             if state.1 {
                 return None;
             }
-            if spun {
-                state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner());
-            } else {
-                drop(state);
-                spin_until(|| self.has_work());
-                spun = true;
-                state = self.lock();
-            }
+            state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner());
         }
     }
 

@@ -259,14 +259,12 @@ pub fn root_rules_verdict_with(
     let (definitions, enumerated) =
         schema::root_rule_definitions_but_enumerated(spec, pods, defaults);
     let root = object([("definitions", Value::Object(definitions))]);
-    let names: Vec<String> = enumerated.iter().map(|e| e.name()).collect();
     let checks: Vec<_> = enumerated
         .iter()
-        .map(|e| move |v: &Value| e.holds(v))
+        .map(|e| (e.name(), move |v: &Value| e.holds(v)))
         .collect();
-    let natives: Vec<NativeDefinition<'_>> = names
+    let natives: Vec<NativeDefinition<'_>> = checks
         .iter()
-        .zip(&checks)
         .map(|(name, check)| (name.as_str(), check as &dyn Fn(&Value) -> bool))
         .collect();
     let mut verdict = Some(true);

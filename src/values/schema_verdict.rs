@@ -458,10 +458,6 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// A root schema and the entries of its `allOf` walked one at a time pass values
-    /// exactly when the root with its `allOf` does: references resolve in the root,
-    /// and an entry nested just within or just past the depth limit gets the same
-    /// answer.
     /// A native definition decides a reference to its name, whatever the root holds
     /// under that name; other references resolve in the root as before.
     #[test]
@@ -521,6 +517,10 @@ mod tests {
         assert!(at_most(&json!(3), 3) && !at_most(&json!(4), 3) && at_most(&json!(true), 0));
     }
 
+    /// A root schema and the entries of its `allOf` walked one at a time pass values
+    /// exactly when the root with its `allOf` does: references resolve in the root,
+    /// and an entry nested just within or just past the depth limit gets the same
+    /// answer.
     #[test]
     fn entries_of_the_root_all_of_walked_alone_decide_as_the_whole() {
         let frame = json!({
