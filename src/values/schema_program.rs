@@ -13,7 +13,7 @@
 //! on every example's values schema and on random schemas and values.
 
 use super::schema_verdict::{
-    bound, equal, every, length, pattern_is_evaluable, resolve_pointer, type_matches, MAX_DEPTH,
+    bound, compiled_pattern, equal, every, length, resolve_pointer, type_matches, MAX_DEPTH,
 };
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
@@ -91,11 +91,7 @@ impl Pattern<'_> {
     /// Whether `text` matches; `None` for a pattern the walk does not evaluate.
     fn matches(&self, text: &str) -> Option<bool> {
         self.compiled
-            .get_or_init(|| {
-                pattern_is_evaluable(self.source)
-                    .then(|| regex_lite::Regex::new(self.source).ok())
-                    .flatten()
-            })
+            .get_or_init(|| compiled_pattern(self.source))
             .as_ref()
             .map(|pattern| pattern.is_match(text))
     }

@@ -224,10 +224,7 @@ impl<'s> Walk<'s> {
     fn pattern_matches(&self, source: &str, text: &str) -> Option<bool> {
         PATTERNS.with_borrow_mut(|patterns| {
             if !patterns.contains_key(source) {
-                let compiled = same_in_ecma_and_rust(source)
-                    .then(|| regex_lite::Regex::new(source).ok())
-                    .flatten();
-                patterns.insert(source.to_string(), compiled);
+                patterns.insert(source.to_string(), compiled_pattern(source));
             }
             patterns
                 .get(source)
@@ -264,9 +261,13 @@ pub(super) fn resolve_pointer<'s>(root: &'s Value, reference: &str) -> Option<&'
         })
 }
 
-/// Whether the walk evaluates the pattern `source` ([`same_in_ecma_and_rust`]).
-pub(super) fn pattern_is_evaluable(source: &str) -> bool {
+/// The pattern `source` compiled for the walk, which only asks whether it matches
+/// ([`without_captures`]); `None` for one the walk does not evaluate
+/// ([`same_in_ecma_and_rust`]).
+pub(super) fn compiled_pattern(source: &str) -> Option<regex_lite::Regex> {
     same_in_ecma_and_rust(source)
+        .then(|| regex_lite::Regex::new(&without_captures(source)).ok())
+        .flatten()
 }
 
 /// Each entry of `outer`, in its order, with the value `inner` has under the same key.
@@ -344,6 +345,29 @@ fn same_in_ecma_and_rust(source: &str) -> bool {
         previous = Some(c);
     }
     !in_class
+}
+
+/// `source`, a pattern [`same_in_ecma_and_rust`] accepts, with each of its groups made
+/// non-capturing (`(` to `(?:`): the walk only asks whether a pattern matches, and
+/// `regex_lite` keeps two slots per group in each state of its search. The values
+/// schema's pattern that refuses managed settings in `command` and `args` has ten
+/// groups over some 1,200 states, and its search tables took 200 KB of fresh memory in
+/// each thread that matched it. Parentheses escaped or inside a class stay literal.
+fn without_captures(source: &str) -> String {
+    let mut out = String::with_capacity(source.len() + 16);
+    let mut chars = source.chars();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        out.push(c);
+        match c {
+            '\\' => out.extend(chars.next()),
+            '[' => in_class = true,
+            ']' => in_class = false,
+            '(' if !in_class => out.push_str("?:"),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Whether `value` has the type (or one of the types) named; `integer` is a number with
@@ -750,6 +774,61 @@ mod tests {
                 "{}",
                 &deep.to_string()[..60]
             );
+        }
+    }
+
+    #[test]
+    fn groups_lose_their_captures_and_keep_their_meaning() {
+        assert_eq!(without_captures("^(a|b)?(c(d))$"), "^(?:a|b)?(?:c(?:d))$");
+        // Escaped or inside a class, a parenthesis is a character; after the class, a
+        // group again; an escaped `[` opens no class.
+        assert_eq!(without_captures("\\([(]x(y)\\[(z)"), "\\([(]x(?:y)\\[(?:z)");
+        // As `contract::rules::managed_args_pattern` writes it.
+        let managed = r#"(^|[\t\n\f\r '"`;&|()])(--wo(r(k(e(rs?)?)?)?)?([=\t\n\f\r '"`;&|()]|$)|-w[0-9]*([\t\n\f\r '"`;&|()]|$)|SPRING_DATASOURCE_URL=|APP_\(X\)=)"#;
+        for source in [
+            "^(a|b)?(c(d))$",
+            "\\([(]x(y)",
+            "^(0|([0-9]+(ms|s|m|h|d|w|y))+)?$",
+            "^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+            managed,
+        ] {
+            assert!(same_in_ecma_and_rust(source), "{source}");
+            let (with, without) = (
+                regex_lite::Regex::new(source).unwrap(),
+                regex_lite::Regex::new(&without_captures(source)).unwrap(),
+            );
+            assert_eq!(without.captures_len(), 1, "{source}");
+            for text in [
+                "",
+                "a",
+                "bcd",
+                "cd",
+                "(xy",
+                "(x",
+                "[xy",
+                "0",
+                "5ms",
+                "3h2m",
+                "1x",
+                "*.a-b.c",
+                "a.",
+                "-a",
+                "--workers=2",
+                "run --work 3",
+                "-w4",
+                "SPRING_DATASOURCE_URL=x",
+                "x-w",
+                "--worke",
+                "--workers2",
+                "APP_(X)=1",
+                "APP_X=1",
+            ] {
+                assert_eq!(
+                    with.is_match(text),
+                    without.is_match(text),
+                    "{source} on {text:?}"
+                );
+            }
         }
     }
 
