@@ -5,6 +5,7 @@
 use crate::contract::object;
 use crate::contract::plans::PodBounds;
 use crate::spec::{Spec, WorkloadClass};
+use crate::values::schema_verdict::at_most;
 use serde_json::{json, Map, Value};
 
 /// The definition of `service.exposed-port` on one workload.
@@ -233,11 +234,6 @@ fn holds_at(value: &Value, path: &[&str], leaf: impl Fn(&Value) -> bool) -> bool
             _ => true,
         },
     }
-}
-
-/// Whether `value` passes `{"maximum": limit}`.
-fn at_most(value: &Value, limit: u64) -> bool {
-    crate::values::schema_verdict::at_most(value, limit)
 }
 
 /// `service.exposed-port` on one workload.
