@@ -12,7 +12,7 @@ use crate::backends::native::{render_manifests_of, Release};
 use crate::capacity::breakdown::{budget_uses, BudgetUse};
 use crate::capacity::svg::{capacity_svg, figure_title};
 use crate::capacity::{capacity_exprs, format_table, Capacity};
-use crate::contract::schema::{plan_names_of, values_schema_with};
+use crate::contract::schema::{plan_names_of, plan_values_of, values_schema_with};
 use crate::contract::Contract;
 use crate::expr::EvalError;
 use crate::guards::capacity::capacity_findings_over;
@@ -217,18 +217,13 @@ pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
     generate_review_leaving(spec, drop, |_| {})
 }
 
-/// What the outputs were computed from: the object tree, the defaults, the contract,
-/// the values schema and each plan's values. Dropping it frees them node by node,
+/// What the outputs were computed from: the object tree, the defaults, the contract
+/// and the values schema. Dropping it frees them node by node,
 /// about a tenth of a 400-workload `generate`; a command that ends right after its
 /// outputs are written leaves it to the end of the process instead.
 pub struct Workings {
     _objects: (Vec<crate::objects::tree::Document>, Vec<Option<String>>),
-    _values: (
-        serde_json::Value,
-        Contract,
-        serde_json::Value,
-        Vec<serde_json::Value>,
-    ),
+    _values: (serde_json::Value, Contract, serde_json::Value),
 }
 
 /// [`generate_review`], handing what the outputs were computed from to `leave` when
@@ -240,13 +235,14 @@ pub fn generate_review_leaving(
     chart_ready: impl FnOnce(&[(&str, &str)]) + Send,
 ) -> Result<Review, GenerateError> {
     // The object tree, and the contract with the schema built from it, read only the
-    // spec: they are built side by side. Each plan's values are resolved once, for its
-    // contract and its review. The documents' templates read only the object tree:
+    // spec: they are built side by side. The contract resolves each plan over the part
+    // of the defaults its bounds read; each preset's review resolves its whole values
+    // (see `review_presets`). The documents' templates read only the object tree:
     // the first core writes them once it has built it, and the second joins in once it
     // has built the schema, so that both end together.
     let objects = Later::default();
     let taken = AtomicUsize::new(0);
-    let (templates, (defaults, contract, schema, plan_values, more_templates)) = side_by_side(
+    let (templates, (defaults, contract, schema, more_templates)) = side_by_side(
         || {
             objects.compute(|| build_objects_of(spec));
             objects
@@ -255,13 +251,13 @@ pub fn generate_review_leaving(
         },
         || {
             let defaults = default_values(spec);
-            let (mut contract, plan_values) = Contract::over_with_plan_values(spec, &defaults);
+            let mut contract = Contract::over(spec, &defaults);
             let schema =
                 values_schema_with(spec, contract.take_rule_schemas(), contract.pods, &defaults);
             let templates = objects
                 .wait()
                 .map(|(docs, _)| document_template_files_taken(docs, &taken));
-            (defaults, contract, schema, plan_values, templates)
+            (defaults, contract, schema, templates)
         },
     );
     // `None` only when building the objects panicked, and that panic has reached here.
@@ -311,7 +307,7 @@ pub fn generate_review_leaving(
         spec,
         (&docs, &workloads),
         &schema,
-        (&contract.presets, &plan_values),
+        (&defaults, &contract.presets),
         (chart_tasks, Box::new(hand_over)),
     );
     // `None` only when a task panicked, and that panic has reached here.
@@ -331,7 +327,7 @@ pub fn generate_review_leaving(
     out.extend(presets.files);
     leave(Workings {
         _objects: (docs, workloads),
-        _values: (defaults, contract, schema, plan_values),
+        _values: (defaults, contract, schema),
     });
     Ok(Review {
         files: out,
@@ -341,24 +337,24 @@ pub fn generate_review_leaving(
     })
 }
 
-/// Checks and renders the defaults and every preset, from each plan's resolved values
-/// ([`Contract::over_with_plan_values`]): their findings, their records, and the files
-/// `rendered/<preset>.yaml` and `capacity/<preset>.*`. The tasks `first` are run
+/// Checks and renders the defaults and every preset: their findings, their records,
+/// and the files `rendered/<preset>.yaml` and `capacity/<preset>.*`. Each review
+/// resolves its plan's whole values ([`plan_values_of`]) and drops them when it ends,
+/// so that the next review on its core reuses their memory. The tasks `first` are run
 /// ahead of the presets on the same threads, and `then` after the defaults'.
 fn review_presets(
     spec: &Spec,
     (docs, workloads): (&[crate::objects::tree::Document], &[Option<String>]),
     schema: &serde_json::Value,
-    (presets, plan_values): (
+    (defaults, presets): (
+        &serde_json::Value,
         &BTreeMap<String, crate::values::presets::Preset>,
-        &[serde_json::Value],
     ),
     (first, then): (Vec<Task<'_>>, Task<'_>),
 ) -> Result<Review, GenerateError> {
     // Compiled once for every preset.
     let validator = ValuesSchema::for_many_checks(schema);
     let names = plan_names_of(presets);
-    let plans: Vec<(&String, &serde_json::Value)> = names.iter().zip(plan_values).collect();
     let shared = PresetInputs {
         spec,
         docs,
@@ -371,8 +367,8 @@ fn review_presets(
     // results are joined in the presets' order.
     let reviews = crate::parallel::map_in_parallel_between(
         first,
-        &plans,
-        |&(label, values)| review_preset(&shared, label, values),
+        &names,
+        |label| review_preset(&shared, label, &plan_values_of(defaults, presets, label)),
         Some((1, then)),
     );
     let mut out = OutputFiles::new();
@@ -567,7 +563,7 @@ mod tests {
             !handed[0]._objects.0.is_empty(),
             "the object tree is handed over"
         );
-        assert_eq!(handed[0]._values.3.len(), spec.presets.len() + 1);
+        assert_eq!(handed[0]._values.1.plans.len(), spec.presets.len() + 1);
         assert_eq!(generated, generate_outputs(&spec).unwrap());
         let mut handed = 0;
         let review = generate_review_leaving(&spec, |_| handed += 1, |_| {}).unwrap();

@@ -51,28 +51,25 @@ impl Contract {
     }
 
     /// [`Contract::of`] over the chart's defaults already built
-    /// ([`crate::values::default_values`]).
+    /// ([`crate::values::default_values`]). Each plan is resolved over the part of the
+    /// defaults its bounds read ([`plans::read_paths`]), as [`PlanPods::of`] does: its
+    /// contract is the one over its whole values, without a copy of every workload's
+    /// values for each plan.
     pub fn over(spec: &Spec, defaults: &Value) -> Self {
-        Contract::over_with_plan_values(spec, defaults).0
-    }
-
-    /// [`Contract::over`], and each plan's values it was built from, in the plans'
-    /// order ([`schema::each_plan_values`] of the fitted presets): `generate` renders
-    /// and reports those same values instead of resolving them again.
-    pub fn over_with_plan_values(spec: &Spec, defaults: &Value) -> (Self, Vec<Value>) {
         let map = crate::values::entries_of(defaults);
         let presets = crate::capacity::fit::presets_over(spec, map);
-        let values = schema::each_plan_values(map, &presets);
+        let exprs = crate::capacity::capacity_exprs(spec);
+        let projected = crate::values::project_values(map, &plans::read_paths(spec, &exprs));
+        let values = schema::each_plan_values(&projected, &presets);
         let mut plans = schema::plan_contracts_with(spec, &presets, &values);
         let pods = plans::PodBounds::of(&plans);
         let rules = rules::root_rules_over(spec, &mut plans, pods, defaults);
-        let contract = Contract {
+        Contract {
             presets,
             plans,
             rules,
             pods,
-        };
-        (contract, values)
+        }
     }
 
     /// Moves the root rules' schemas out (for [`schema::values_schema_with`]), leaving
@@ -472,6 +469,16 @@ mod tests {
                 let alone =
                     crate::values::presets::resolve_preset(&spec, &presets, preset).unwrap();
                 assert_eq!(schema::plan_values_over(&defaults, &presets, plan), alone);
+                // The whole values a review reads: the defaults themselves for the
+                // `default` plan, borrowed, not copied.
+                let whole = serde_json::Value::Object(defaults.clone());
+                let of = schema::plan_values_of(&whole, &presets, plan);
+                assert_eq!(*of, alone, "{example_name}: {plan}");
+                assert_eq!(
+                    matches!(of, std::borrow::Cow::Borrowed(_)),
+                    preset.is_none(),
+                    "{example_name}: {plan}"
+                );
             }
         }
     }

@@ -379,6 +379,24 @@ pub fn plan_values_over(
     crate::values::presets::resolve_preset_over(defaults, presets, preset).unwrap_or(Value::Null)
 }
 
+/// A plan's whole values over the chart's defaults: the defaults themselves, borrowed,
+/// for the `default` plan (no preset over them: [`plan_values_over`] would copy
+/// them), a preset resolved over them for any other.
+pub fn plan_values_of<'v>(
+    defaults: &'v Value,
+    presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
+    plan: &str,
+) -> std::borrow::Cow<'v, Value> {
+    if plan == crate::values::presets::DEFAULT_PRESET && defaults.is_object() {
+        return std::borrow::Cow::Borrowed(defaults);
+    }
+    std::borrow::Cow::Owned(plan_values_over(
+        crate::values::entries_of(defaults),
+        presets,
+        plan,
+    ))
+}
+
 /// A guard that draft-07 can say too, so Helm itself refuses `--set` values that
 /// break it. Helm's messages do not print the `description`; the chart README lists
 /// each rule.
