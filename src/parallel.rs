@@ -6,6 +6,10 @@
 //! call returns), has the main thread's usual 8 MiB of stack (the stages recurse as
 //! deep as the values and objects nest), and hands a panic to the caller. When no
 //! thread can be started, the work runs on the calling thread, in order.
+//!
+//! The threads of one call share the caller's cores ([`cores_here`]): work nested in
+//! a thread starts threads only for the cores its share leaves, so that no more
+//! threads work at once than there are cores.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,22 +26,65 @@ pub fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+thread_local! {
+    /// How many cores this thread's work may spread over ([`cores_here`]); 0 until a
+    /// function of this module gives the thread a share.
+    static SHARE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The cores the work of this thread may use: every core on a thread this module did
+/// not start, or the share its starter gave it. A thread that runs beside another
+/// (each side of [`side_by_side`], each thread of [`run_in_parallel`]) has its part of
+/// its starter's cores, so that work nested in it starts threads only for cores no
+/// other thread of the call works on: on two cores, a nested [`map_in_parallel`] runs
+/// on its own thread instead of taking turns with two others on two cores.
+pub fn cores_here() -> usize {
+    match SHARE.get() {
+        0 => cores(),
+        share => share,
+    }
+}
+
+/// Gives this thread a share of `cores` cores until dropped, then restores its share.
+struct SharedCores(usize);
+
+impl SharedCores {
+    fn set(cores: usize) -> Self {
+        SharedCores(SHARE.replace(cores.max(1)))
+    }
+}
+
+impl Drop for SharedCores {
+    fn drop(&mut self) {
+        SHARE.set(self.0);
+    }
+}
+
 /// Runs `first` on a second thread while `second` runs on this one, and returns both
-/// results; both run here, `first` first, when no thread can be started.
+/// results; both run here, `first` first, when no thread can be started. Each side has
+/// half of this thread's cores ([`cores_here`]), the second the larger half.
 pub fn side_by_side<A: Send, B>(
     first: impl FnOnce() -> A + Send,
     second: impl FnOnce() -> B,
 ) -> (A, B) {
+    let all = cores_here();
+    let (first_share, second_share) = (all / 2, all - all / 2);
     // Taken exactly once: by the second thread, or here when it cannot start.
     let first = Mutex::new(Some(first));
     let run_first = || first.lock().ok().and_then(|mut f| f.take()).map(|f| f());
     let (a, b) = std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
             .stack_size(HELPER_STACK)
-            .spawn_scoped(scope, run_first);
+            .spawn_scoped(scope, || {
+                let _share = SharedCores::set(first_share);
+                run_first()
+            });
         match spawned {
             Ok(handle) => {
-                let b = second();
+                let b = {
+                    let _share = SharedCores::set(second_share);
+                    second()
+                };
                 let a = handle
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -54,16 +101,20 @@ pub fn side_by_side<A: Send, B>(
 pub type Task<'a> = Box<dyn FnOnce() + Send + 'a>;
 
 /// Runs every task exactly once, on this thread and on one more thread per other core
-/// (never more threads than tasks), and returns when all have run. Each thread takes
+/// of its share ([`cores_here`]; never more threads than tasks), and returns when all
+/// have run. Each thread's tasks share its part of those cores. Each thread takes
 /// the next task no thread has taken, in the list's order: put the longest first, and
 /// the short ones fill in behind.
 pub fn run_in_parallel(tasks: Vec<Task<'_>>) {
-    let cores = cores();
+    let cores = cores_here();
     let helpers = cores.min(tasks.len()).saturating_sub(1);
+    // Each thread's part of this thread's cores, for the work nested in its tasks.
+    let share = cores / (helpers + 1);
     let queue: Vec<Mutex<Option<Task<'_>>>> =
         tasks.into_iter().map(|t| Mutex::new(Some(t))).collect();
     let next = AtomicUsize::new(0);
     let work = || {
+        let _share = SharedCores::set(share);
         while let Some(cell) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
             // Each index is claimed by one thread only, so the lock is never contended.
             let task = cell.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -227,9 +278,9 @@ pub fn prepared_ahead<T: Sync, P: Send, E>(
 }
 
 /// Whether [`prepared_ahead`] starts a helper for `items` items: with two cores or
-/// more, for two items or more (one item has nothing to prepare ahead of it).
+/// more for this thread ([`cores_here`]), for two items or more (one item has nothing to prepare ahead of it).
 fn helper_worth_starting(items: usize) -> bool {
-    cores() > 1 && items > 1
+    cores_here() > 1 && items > 1
 }
 
 /// The items [`prepared_ahead`]'s helper has prepared, by index, and whether it has
@@ -417,7 +468,7 @@ impl<T> Later<T> {
 /// the end. What tasks borrow must outlive the call (cells the caller owns).
 pub fn with_early_helper<'a, R>(main: impl FnOnce(&Tasks<'a>) -> R) -> R {
     let tasks = Tasks::new();
-    let cores = cores();
+    let cores = cores_here();
     let helper_panic: Mutex<Option<Box<dyn std::any::Any + Send>>> = Mutex::new(None);
     let result = std::thread::scope(|scope| {
         let queue = &tasks;
@@ -428,6 +479,7 @@ pub fn with_early_helper<'a, R>(main: impl FnOnce(&Tasks<'a>) -> R) -> R {
                 std::thread::Builder::new()
                     .stack_size(HELPER_STACK)
                     .spawn_scoped(scope, move || {
+                        let _share = SharedCores::set(1);
                         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                             keep_this_thread_off(here);
                             warm_heap_until_work(queue);
@@ -447,6 +499,8 @@ pub fn with_early_helper<'a, R>(main: impl FnOnce(&Tasks<'a>) -> R) -> R {
             // it moves to another core at once instead of at the next scheduler tick.
             std::thread::yield_now();
         }
+        // The helper has one of this thread's cores.
+        let _share = helper.is_some().then(|| SharedCores::set(cores - 1));
         let result = {
             let _close = CloseOnDrop(queue);
             main(queue)
@@ -653,6 +707,98 @@ mod tests {
             },
         );
         assert!(a && b);
+    }
+
+    /// The threads each side of a call runs on, and what a map nested in each does.
+    fn threads_of_a_nested_map() -> (usize, usize, HashSet<std::thread::ThreadId>) {
+        let threads = Mutex::new(HashSet::new());
+        let share = cores_here();
+        let items = [0u8; 8];
+        map_in_parallel(&items, |_| {
+            threads.lock().unwrap().insert(std::thread::current().id());
+        });
+        (share, cores_here(), threads.into_inner().unwrap())
+    }
+
+    #[test]
+    fn the_sides_of_side_by_side_share_the_callers_cores() {
+        // A thread this module did not start has every core.
+        assert_eq!(cores_here(), cores());
+        let (first, second) = side_by_side(threads_of_a_nested_map, threads_of_a_nested_map);
+        let all = cores();
+        assert_eq!(first.0, (all / 2).max(1));
+        assert_eq!(second.0, (all - all / 2).max(1));
+        if all >= 2 {
+            assert_eq!(first.0 + second.0, all);
+        }
+        for (share, after, threads) in [first, second] {
+            assert_eq!(after, share, "a nested call gives the share back");
+            assert!(
+                threads.len() <= share,
+                "{} threads for {share} cores",
+                threads.len()
+            );
+        }
+        // On two cores, a map nested in either side runs on that side's thread.
+        if all == 2 {
+            assert_eq!(first_thread_count(), 1);
+        }
+        assert_eq!(cores_here(), all, "the caller's share is given back");
+    }
+
+    /// The threads a map nested in the first side of a two-core `side_by_side` uses.
+    fn first_thread_count() -> usize {
+        side_by_side(|| threads_of_a_nested_map().2.len(), || ()).0
+    }
+
+    #[test]
+    fn the_threads_of_run_in_parallel_share_the_callers_cores() {
+        let all = cores();
+        let shares = Mutex::new(Vec::new());
+        let log = &shares;
+        let tasks: Vec<Task<'_>> = (0..4)
+            .map(|_| {
+                Box::new(move || {
+                    log.lock()
+                        .unwrap()
+                        .push((std::thread::current().id(), cores_here()));
+                }) as Task<'_>
+            })
+            .collect();
+        run_in_parallel(tasks);
+        // A thread per core, at most one per task; each has its part of the cores,
+        // whichever tasks it took.
+        let shares = shares.into_inner().unwrap();
+        assert_eq!(shares.len(), 4);
+        for (_, share) in &shares {
+            assert_eq!(*share, all / all.min(4), "{shares:?}");
+        }
+        assert_eq!(cores_here(), all, "the caller's share is given back");
+    }
+
+    #[test]
+    fn the_early_helper_has_one_core_and_main_the_others() {
+        let all = cores();
+        let on_helper = OnceLock::new();
+        let (helper_share, main_share) = (&on_helper, cores_here());
+        let in_main = with_early_helper(|tasks| {
+            tasks.push(Box::new(move || {
+                let _ = helper_share.set(cores_here());
+            }));
+            let here = cores_here();
+            tasks.work();
+            here
+        });
+        assert_eq!(main_share, all);
+        assert_eq!(cores_here(), all, "the caller's share is given back");
+        if all >= 2 {
+            assert_eq!(in_main, all - 1);
+            // The task ran on the helper, or here when `work` took it first.
+            let seen = *on_helper.get().unwrap();
+            assert!(seen == 1 || seen == all - 1, "{seen}");
+        } else {
+            assert_eq!(in_main, 1);
+        }
     }
 
     #[test]
