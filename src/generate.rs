@@ -5,8 +5,8 @@
 
 use crate::backends::helm::{
     build_chart_but_templates_and_schema, document_template_files_taken,
-    extra_objects_template_file, helpers_template_file, pretty_json, values_schema_file,
-    ChartInputs, TemplateError,
+    extra_objects_template_file, helpers_template_file, named_templates_of_runs, pretty_json,
+    values_schema_file, ChartInputs, TemplateError,
 };
 use crate::backends::native::{render_manifests_of, Release};
 use crate::capacity::breakdown::{budget_uses, BudgetUse};
@@ -262,9 +262,15 @@ pub fn generate_review_leaving(
     );
     // `None` only when building the objects panicked, and that panic has reached here.
     let (docs, workloads) = objects.into_inner().expect("the objects were built");
-    let mut templates = templates.expect("the objects were built");
-    templates.extend(more_templates.expect("the objects were built"));
+    let (first, second) = (
+        templates.expect("the objects were built"),
+        more_templates.expect("the objects were built"),
+    );
+    let mut templates = first.files;
+    templates.extend(second.files);
     templates.extend([extra_objects_template_file()]);
+    // Found while the templates were written, by run of documents.
+    let named = named_templates_of_runs(first.named.into_iter().chain(second.named));
     let inputs = ChartInputs {
         spec,
         docs: &docs,
@@ -283,7 +289,7 @@ pub fn generate_review_leaving(
     let chart_tasks: Vec<Task<'_>> = vec![
         Box::new(|| rest.compute(|| build_chart_but_templates_and_schema(&inputs))),
         Box::new(|| schema_file.compute(|| values_schema_file(&schema))),
-        Box::new(|| helpers.compute(|| helpers_template_file(spec, &docs))),
+        Box::new(|| helpers.compute(|| helpers_template_file(spec, &named))),
     ];
     let hand_over = || {
         let (Some(Ok(rest)), Some(schema_file), Some(helpers)) =

@@ -1,6 +1,6 @@
 //! The Helm back end: the chart's files, printed from the object tree and the types.
 
-use crate::backends::emit::{helm_helpers_text, helm_template_text};
+use crate::backends::emit::{helm_template_text, NamedTemplates};
 use crate::backends::native::{extra_objects_template, EXTRA_OBJECTS_FILE};
 use crate::backends::values_yaml::{
     entry_notes, value_rows, values_table_of, values_yaml, values_yaml_of,
@@ -52,14 +52,16 @@ const DOCUMENTS_PER_TAKE: usize = 32;
 /// share `taken` write each template once between them, each as many as its time
 /// allows. `generate` starts on them on one core, and the other core joins in when it
 /// has built the contract.
-pub fn document_template_files_taken(docs: &[Document], taken: &AtomicUsize) -> ChartFiles {
+pub fn document_template_files_taken(docs: &[Document], taken: &AtomicUsize) -> TemplatesTaken {
     let mut files = ChartFiles::new();
+    let mut named = Vec::new();
     loop {
         let from = taken.fetch_add(DOCUMENTS_PER_TAKE, Ordering::Relaxed);
         let Some(run) = docs.get(from..docs.len().min(from.saturating_add(DOCUMENTS_PER_TAKE)))
         else {
-            return files;
+            return TemplatesTaken { files, named };
         };
+        let mut used = NamedTemplates::default();
         for doc in run {
             files.insert(
                 format!("templates/{}", doc.file),
@@ -68,8 +70,36 @@ pub fn document_template_files_taken(docs: &[Document], taken: &AtomicUsize) -> 
                     helm_template_text(doc)
                 )),
             );
+            used.add_used_by(doc);
         }
+        named.push((from, used));
     }
+}
+
+/// What [`document_template_files_taken`] wrote on one thread: the templates, and the
+/// named templates their documents use, by run of documents taken (the index of its
+/// first document), for `_helpers.tpl` ([`named_templates_of_runs`]).
+#[derive(Debug, Default)]
+pub struct TemplatesTaken {
+    /// The documents' templates, by path in the chart.
+    pub files: ChartFiles,
+    /// The named templates of each run of documents, by the run's first document.
+    pub named: Vec<(usize, NamedTemplates)>,
+}
+
+/// The named templates of every document, from those of the runs of documents every
+/// thread took ([`TemplatesTaken::named`]), merged in the documents' order: what
+/// [`NamedTemplates::of_documents`] collects from all of them at once.
+pub fn named_templates_of_runs(
+    runs: impl IntoIterator<Item = (usize, NamedTemplates)>,
+) -> NamedTemplates {
+    let mut runs: Vec<(usize, NamedTemplates)> = runs.into_iter().collect();
+    runs.sort_by_key(|(first, _)| *first);
+    let mut all = NamedTemplates::default();
+    for (_, named) in runs {
+        all.extend_with_later(named);
+    }
+    all
 }
 
 /// The `extraObjects` template and its path in the chart.
@@ -83,13 +113,14 @@ pub fn extra_objects_template_file() -> (String, String) {
     )
 }
 
-/// `templates/_helpers.tpl` and its path: the named templates of every document.
-pub fn helpers_template_file(spec: &Spec, docs: &[Document]) -> (String, String) {
+/// `templates/_helpers.tpl` and its path: the named templates of every document
+/// ([`named_templates_of_runs`] or [`NamedTemplates::of_documents`]).
+pub fn helpers_template_file(spec: &Spec, named: &NamedTemplates) -> (String, String) {
     (
         "templates/_helpers.tpl".into(),
         wrap_long_lines(format!(
             "{{{{- /* {HEADER} */}}}}\n\n{}",
-            helm_helpers_text(docs, |name| describe_template(spec, name))
+            named.helpers_text(|name| describe_template(spec, name))
         )),
     )
 }
@@ -402,24 +433,39 @@ mod tests {
     }
 
     /// Two threads sharing the count of documents taken write every template once
-    /// between them, the same text as one thread alone; a thread that comes when every
-    /// document is taken writes none.
+    /// between them, the same text as one thread alone, and find between them the
+    /// named templates of every document, as one walk of all of them does; a thread
+    /// that comes when every document is taken writes none.
     #[test]
     fn templates_taken_by_two_threads_are_each_written_once() {
         let docs = many_documents();
         assert!(docs.len() > 3 * DOCUMENTS_PER_TAKE, "{}", docs.len());
         let alone = document_template_files_taken(&docs, &AtomicUsize::new(0));
-        assert_eq!(alone.len(), docs.len());
+        assert_eq!(alone.files.len(), docs.len());
+        assert_eq!(alone.named.len(), docs.len().div_ceil(DOCUMENTS_PER_TAKE));
         let taken = AtomicUsize::new(0);
         let (first, second) = std::thread::scope(|scope| {
             let first = scope.spawn(|| document_template_files_taken(&docs, &taken));
             let second = document_template_files_taken(&docs, &taken);
             (first.join().unwrap(), second)
         });
-        assert_eq!(first.len() + second.len(), docs.len(), "none written twice");
-        let mut both = first;
-        both.extend(second);
-        assert_eq!(both, alone);
-        assert!(document_template_files_taken(&docs, &taken).is_empty());
+        assert_eq!(
+            first.files.len() + second.files.len(),
+            docs.len(),
+            "none written twice"
+        );
+        let mut both = first.files;
+        both.extend(second.files);
+        assert_eq!(both, alone.files);
+        let every = NamedTemplates::of_documents(&docs);
+        assert_ne!(every, NamedTemplates::default());
+        assert_eq!(named_templates_of_runs(alone.named), every);
+        // The runs in any order, split between the threads as they took them.
+        let mut runs = second.named;
+        runs.extend(first.named);
+        runs.reverse();
+        assert_eq!(named_templates_of_runs(runs), every);
+        let late = document_template_files_taken(&docs, &taken);
+        assert!(late.files.is_empty() && late.named.is_empty());
     }
 }
