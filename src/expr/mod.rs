@@ -186,17 +186,16 @@ impl Expr {
         if let Expr::Ref(p) = self {
             out.push(p.clone());
         }
-        for child in self.children() {
-            child.collect_paths(out);
-        }
+        self.for_each_child(|child| child.collect_paths(out));
     }
 
-    /// The expression's operands, in order of appearance.
-    fn children(&self) -> Vec<&Expr> {
+    /// Calls `f` on each of the expression's operands, in order of appearance. A
+    /// visit rather than a list: the walks over every expression of a chart
+    /// (`_helpers.tpl`'s named templates, the values paths read) allocated a list
+    /// for each expression with operands.
+    fn for_each_child<'e>(&'e self, mut f: impl FnMut(&'e Expr)) {
         match self {
-            Expr::Lit(_) | Expr::Ref(_) | Expr::Builtin(_) | Expr::Item | Expr::ItemField(_) => {
-                vec![]
-            }
+            Expr::Lit(_) | Expr::Ref(_) | Expr::Builtin(_) | Expr::Item | Expr::ItemField(_) => {}
             Expr::Not(a)
             | Expr::DnsName(_, a)
             | Expr::ReplacePlus(a)
@@ -204,14 +203,14 @@ impl Expr {
             | Expr::JsonText(a)
             | Expr::IntString(a)
             | Expr::TrimSuffix(_, a)
-            | Expr::Sha256(a) => vec![a],
-            Expr::Named(_, a) => vec![a],
+            | Expr::Sha256(a) => f(a),
+            Expr::Named(_, a) => f(a),
             Expr::And(items)
             | Expr::Or(items)
             | Expr::Concat(items)
             | Expr::Add(items)
             | Expr::Mul(items)
-            | Expr::JoinLists(_, items) => items.iter().collect(),
+            | Expr::JoinLists(_, items) => items.iter().for_each(f),
             Expr::Cmp(_, a, b)
             | Expr::StrEq(a, b)
             | Expr::Default(a, b)
@@ -219,9 +218,21 @@ impl Expr {
             | Expr::Sub(a, b)
             | Expr::ListIf(a, b)
             | Expr::SurgePods(a, b)
-            | Expr::MergeOver(a, b) => vec![a, b],
-            Expr::If(a, b, c) | Expr::WithKey(a, b, c) => vec![a, b, c],
-            Expr::Dict(pairs) => pairs.iter().flat_map(|(k, v)| [k, v]).collect(),
+            | Expr::MergeOver(a, b) => {
+                f(a);
+                f(b);
+            }
+            Expr::If(a, b, c) | Expr::WithKey(a, b, c) => {
+                f(a);
+                f(b);
+                f(c);
+            }
+            Expr::Dict(pairs) => {
+                for (k, v) in pairs {
+                    f(k);
+                    f(v);
+                }
+            }
         }
     }
 
@@ -681,9 +692,7 @@ impl Expr {
 
     /// The named templates the expression uses, by name, innermost first.
     pub fn named_templates<'e>(&'e self, out: &mut Vec<(&'e str, &'e Expr)>) {
-        for child in self.children() {
-            child.named_templates(out);
-        }
+        self.for_each_child(|child| child.named_templates(out));
         if let Expr::Named(name, body) = self {
             out.push((name.as_str(), body));
         }
