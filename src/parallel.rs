@@ -777,6 +777,63 @@ mod tests {
     }
 
     #[test]
+    fn a_share_given_to_this_thread_is_what_its_calls_split() {
+        {
+            let _share = SharedCores::set(5);
+            assert_eq!(cores_here(), 5);
+            assert_eq!(side_by_side(cores_here, cores_here), (2, 3));
+        }
+        {
+            let _share = SharedCores::set(4);
+            assert_eq!(side_by_side(cores_here, cores_here), (2, 2));
+            // Two tasks: two threads, each with half.
+            let shares = Mutex::new(Vec::new());
+            let log = &shares;
+            run_in_parallel(
+                (0..2)
+                    .map(|_| Box::new(move || log.lock().unwrap().push(cores_here())) as Task<'_>)
+                    .collect(),
+            );
+            assert_eq!(shares.into_inner().unwrap(), vec![2, 2]);
+        }
+        {
+            // No share is less than one core.
+            let _share = SharedCores::set(0);
+            assert_eq!(cores_here(), 1);
+        }
+        assert_eq!(cores_here(), cores(), "each share is given back");
+    }
+
+    #[test]
+    fn a_thread_with_one_core_starts_no_helper() {
+        let caller = std::thread::current().id();
+        {
+            let _share = SharedCores::set(1);
+            assert!(!helper_worth_starting(5));
+            let ran_on = Mutex::new(Vec::new());
+            let log = &ran_on;
+            with_early_helper(|tasks| {
+                for _ in 0..3 {
+                    tasks.push(Box::new(move || {
+                        log.lock().unwrap().push(std::thread::current().id())
+                    }));
+                }
+                assert_eq!(cores_here(), 1);
+                // A helper would take the tasks while this thread waits; without one
+                // they wait for this thread.
+                let deadline = std::time::Instant::now() + Duration::from_millis(200);
+                while log.lock().unwrap().is_empty() && std::time::Instant::now() < deadline {
+                    std::thread::yield_now();
+                }
+            });
+            assert_eq!(ran_on.into_inner().unwrap(), vec![caller; 3]);
+        }
+        let _share = SharedCores::set(2);
+        assert!(helper_worth_starting(2));
+        assert!(!helper_worth_starting(1));
+    }
+
+    #[test]
     fn the_early_helper_has_one_core_and_main_the_others() {
         let all = cores();
         let on_helper = OnceLock::new();
