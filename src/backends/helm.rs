@@ -51,7 +51,8 @@ const DOCUMENTS_PER_TAKE: usize = 32;
 /// at a time, where `taken` counts the documents every thread has taken: threads that
 /// share `taken` write each template once between them, each as many as its time
 /// allows. `generate` starts on them on one core, and the other core joins in when it
-/// has built the contract.
+/// has built the contract. Each run of documents taken also gives the named templates
+/// they use, found right after each template is written ([`TemplatesTaken::named`]).
 pub fn document_template_files_taken(docs: &[Document], taken: &AtomicUsize) -> TemplatesTaken {
     let mut files = ChartFiles::new();
     let mut named = Vec::new();
