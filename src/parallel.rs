@@ -278,7 +278,8 @@ pub fn prepared_ahead<T: Sync, P: Send, E>(
 }
 
 /// Whether [`prepared_ahead`] starts a helper for `items` items: with two cores or
-/// more for this thread ([`cores_here`]), for two items or more (one item has nothing to prepare ahead of it).
+/// more for this thread ([`cores_here`]), for two items or more (one item has nothing
+/// to prepare ahead of it).
 fn helper_worth_starting(items: usize) -> bool {
     cores_here() > 1 && items > 1
 }

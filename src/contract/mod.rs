@@ -61,7 +61,7 @@ impl Contract {
         let exprs = crate::capacity::capacity_exprs(spec);
         let projected = crate::values::project_values(map, &plans::read_paths(spec, &exprs));
         let values = schema::each_plan_values(&projected, &presets);
-        let mut plans = schema::plan_contracts_with(spec, &presets, &values);
+        let mut plans = schema::plan_contracts_with(spec, &exprs, &presets, &values);
         let pods = plans::PodBounds::of(&plans);
         let rules = rules::root_rules_over(spec, &mut plans, pods, defaults);
         Contract {

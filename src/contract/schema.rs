@@ -316,7 +316,12 @@ pub fn plan_contracts_over(
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
     defaults: &Map<String, Value>,
 ) -> Vec<crate::contract::plans::PlanContract> {
-    plan_contracts_with(spec, presets, &each_plan_values(defaults, presets))
+    plan_contracts_with(
+        spec,
+        &crate::capacity::capacity_exprs(spec),
+        presets,
+        &each_plan_values(defaults, presets),
+    )
 }
 
 /// Each plan's resolved values ([`plan_values_over`]) in the order of
@@ -331,17 +336,19 @@ pub fn each_plan_values(
 }
 
 /// The contract of every plan, over each plan's values already resolved
-/// ([`each_plan_values`]), each on the next free core, in the plans' order.
+/// ([`each_plan_values`]) and the spec's capacity formula already built
+/// ([`crate::capacity::capacity_exprs`]), each on the next free core, in the plans'
+/// order.
 pub fn plan_contracts_with(
     spec: &Spec,
+    exprs: &crate::capacity::CapacityExprs,
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
     values: &[Value],
 ) -> Vec<crate::contract::plans::PlanContract> {
-    let exprs = crate::capacity::capacity_exprs(spec);
     let names = plan_names_of(presets);
     let plans: Vec<(&String, &Value)> = names.iter().zip(values).collect();
     crate::parallel::map_in_parallel(&plans, |(name, values)| {
-        crate::contract::plans::plan_contract_over(&exprs, spec, name, values)
+        crate::contract::plans::plan_contract_over(exprs, spec, name, values)
     })
 }
 
