@@ -7,6 +7,7 @@
 //! - [`definitions`]: the parts of rules every workload of a class shares, written once.
 
 pub mod definitions;
+pub mod model_schemas;
 pub mod plans;
 pub mod rules;
 pub mod schema;

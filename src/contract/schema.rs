@@ -3,18 +3,14 @@
 //! `values.schema.json` (draft-07, self-contained: local `$ref`s only).
 
 use crate::contract::definitions::Enumerated;
+use crate::contract::model_schemas::{ModelSchemas, ModelType};
 use crate::contract::plans::PodBounds;
 use crate::contract::rules::{root_rules, RootRule};
-use crate::model::{
-    ApiValues, ConfigFileValues, DependencyCapacity, ImageValues, JobsValues, LocalObjectReference,
-    ManagedEnv, MigrateValues, PoolValues, PostgresPooler, Scheduling, ServiceAccountValues,
-    StoreRedis, WorkerValues,
-};
 use crate::spec::{Spec, WorkloadClass};
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{json, Map, Value};
 
-fn generator() -> SchemaGenerator {
+pub(super) fn generator() -> SchemaGenerator {
     SchemaSettings::draft07().into_generator()
 }
 
@@ -108,7 +104,7 @@ pub(super) fn tidied(definitions: Map<String, Value>) -> Map<String, Value> {
 /// `$ref`s are to its own definitions, so it is checked on its own (beside the rules,
 /// on another core, by `render`).
 pub fn frame_schema(spec: &Spec) -> Value {
-    let mut gen = generator();
+    let mut gen = ModelSchemas::committed();
     let mut workloads = Map::new();
     // Each class's schema is generated once and copied for each of its workloads.
     let mut by_class: Vec<(WorkloadClass, Value)> = Vec::new();
@@ -118,14 +114,13 @@ pub fn frame_schema(spec: &Spec) -> Value {
             Some((_, schema)) => schema.clone(),
             None => {
                 let schema = match class {
-                    WorkloadClass::Api => with_install_time_rules(
-                        gen.subschema_for::<ApiValues>().to_value(),
-                        API_RULES,
-                    ),
-                    WorkloadClass::Jobs => gen.subschema_for::<JobsValues>().to_value(),
-                    WorkloadClass::Pool => gen.subschema_for::<PoolValues>().to_value(),
-                    WorkloadClass::Worker => gen.subschema_for::<WorkerValues>().to_value(),
-                    WorkloadClass::Migrate => gen.subschema_for::<MigrateValues>().to_value(),
+                    WorkloadClass::Api => {
+                        with_install_time_rules(gen.schema_of(ModelType::Api), API_RULES)
+                    }
+                    WorkloadClass::Jobs => gen.schema_of(ModelType::Jobs),
+                    WorkloadClass::Pool => gen.schema_of(ModelType::Pool),
+                    WorkloadClass::Worker => gen.schema_of(ModelType::Worker),
+                    WorkloadClass::Migrate => gen.schema_of(ModelType::Migrate),
                 };
                 by_class.push((class, schema.clone()));
                 schema
@@ -153,14 +148,14 @@ pub fn frame_schema(spec: &Spec) -> Value {
             "maxLength": crate::model::naming::MAX_NAME,
             "pattern": NAME_OVERRIDE_PATTERN
         },
-        "image": gen.subschema_for::<ImageValues>().to_value(),
+        "image": gen.schema_of(ModelType::Image),
         "imagePullSecrets": {
             "description": "Image pull secrets of every pod.",
             "type": "array",
-            "items": gen.subschema_for::<LocalObjectReference>().to_value()
+            "items": gen.schema_of(ModelType::LocalObjectReference)
         },
-        "serviceAccount": gen.subschema_for::<ServiceAccountValues>().to_value(),
-        "configFile": gen.subschema_for::<ConfigFileValues>().to_value(),
+        "serviceAccount": gen.schema_of(ModelType::ServiceAccount),
+        "configFile": gen.schema_of(ModelType::ConfigFile),
         "config": {
             "description": "The application's configuration, rendered into a ConfigMap whose checksum rolls the pods that read it.",
             "type": "object"
@@ -170,11 +165,11 @@ pub fn frame_schema(spec: &Spec) -> Value {
             spec.features.keys(),
         ),
         "featureSwitches": close_map(
-            json!({"description": "How each feature flag reaches the application: an env var (`true`/`false`) and/or a key of the startup settings section (fixed by the spec).", "type": "object", "additionalProperties": gen.subschema_for::<crate::model::FeatureSwitch>().to_value()}),
+            json!({"description": "How each feature flag reaches the application: an env var (`true`/`false`) and/or a key of the startup settings section (fixed by the spec).", "type": "object", "additionalProperties": gen.schema_of(ModelType::FeatureSwitch)}),
             spec.feature_switches.keys(),
         ),
         "bundled": {"allOf": [
-            gen.subschema_for::<crate::model::BundledValues>().to_value(),
+            gen.schema_of(ModelType::Bundled),
             {"properties": {"redis": close_map(
                 json!({"type": "object", "additionalProperties": {"$ref": "#/definitions/BundledRedis"}}),
                 crate::values::bundled_defaults(spec).redis.keys(),
@@ -187,23 +182,23 @@ pub fn frame_schema(spec: &Spec) -> Value {
         "replicaStrict": {"description": "Make unsafe replica findings fatal at boot.", "type": "boolean"},
         "global": {"description": "Helm's global values, shared by the charts of an umbrella chart (this chart reads none).", "type": ["object", "null"]},
         "stores": close_map(
-            json!({"description": "The shared stores: each one's backend, `memory` (one pod only) or `redis`.", "type": "object", "additionalProperties": gen.subschema_for::<crate::model::SharedStoreValues>().to_value()}),
+            json!({"description": "The shared stores: each one's backend, `memory` (one pod only) or `redis`.", "type": "object", "additionalProperties": gen.schema_of(ModelType::SharedStore)}),
             spec.shared_stores().iter().map(|s| s.to_string()).collect::<Vec<_>>().iter(),
         ),
-        "storeRedis": gen.subschema_for::<StoreRedis>().to_value(),
+        "storeRedis": gen.schema_of(ModelType::StoreRedis),
         "secrets": secrets_schema(spec),
         "scheduling": {"allOf": [
-            gen.subschema_for::<Scheduling>().to_value(),
+            gen.schema_of(ModelType::Scheduling),
             {"properties": {"pools": close_map(
                 json!({"type": "object", "additionalProperties": {"$ref": "#/definitions/PoolJobs"}}),
                 spec.scheduling.pools.keys(),
             )}}
         ], "description": "Scheduled jobs and the pools that own them."},
-        "managedEnv": gen.subschema_for::<ManagedEnv>().to_value(),
-        "postgresPooler": gen.subschema_for::<PostgresPooler>().to_value(),
-        "startupSettings": gen.subschema_for::<crate::model::StartupSettings>().to_value(),
+        "managedEnv": gen.schema_of(ModelType::ManagedEnv),
+        "postgresPooler": gen.schema_of(ModelType::PostgresPooler),
+        "startupSettings": gen.schema_of(ModelType::StartupSettings),
         "dependencyCapacity": {"allOf": [
-            gen.subschema_for::<DependencyCapacity>().to_value(),
+            gen.schema_of(ModelType::DependencyCapacity),
             {"properties": {
                 "postgres": {"properties": {"reservations": close_map(
                     json!({"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}}),
@@ -247,7 +242,7 @@ pub fn frame_schema(spec: &Spec) -> Value {
             p.remove("startupSettings");
         }
     }
-    let definitions = gen.take_definitions(true);
+    let definitions = gen.into_definitions();
     let mut root = json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": format!("Values of the {} chart", spec.chart.name),
@@ -574,7 +569,7 @@ fn tidy(v: &mut Value) {
                 map.remove("format");
             }
             // Every accepted integer fits the typed model (and Kubernetes' int32).
-            if map.get("type") == Some(&Value::String("integer".into()))
+            if map.get("type").and_then(Value::as_str) == Some("integer")
                 && !map.contains_key("maximum")
             {
                 map.insert("maximum".into(), json!(crate::model::INT_MAX));
