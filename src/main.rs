@@ -319,7 +319,55 @@ enum Format {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `render` starts its helper thread before the arguments are parsed: the helper
+    // reads what needs no argument while clap parses them (`render_parsed_by`).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if subcommand_of(args.iter().map(|a| a.as_encoded_bytes())) == Some(b"render".as_slice()) {
+        let mut other = None;
+        let rendered = commands::render_parsed_by(|| {
+            let cli = Cli::parse();
+            match render_arguments(&cli) {
+                Some(arguments) => Some(arguments),
+                None => {
+                    other = Some(cli);
+                    None
+                }
+            }
+        });
+        return match (rendered, other) {
+            (Some(result), _) => exit_with(result),
+            (None, Some(cli)) => exit_with(run(cli)),
+            (None, None) => exit_with(run(Cli::parse())),
+        };
+    }
+    exit_with(run(Cli::parse()))
+}
+
+/// The spec and the options of a `render` command line (`None`: another command).
+fn render_arguments(cli: &Cli) -> Option<(PathBuf, RenderOptions)> {
+    match cli.command {
+        Command::Render {
+            ref name,
+            ref namespace,
+            ref values,
+        } => {
+            // Again, for where the hook before `main` does not run (a libc other than
+            // glibc) or did not see `render` (an argument order it does not expect).
+            without_huge_pages();
+            Some((
+                cli.spec.clone(),
+                values.options(Release {
+                    name: name.clone(),
+                    namespace: namespace.clone(),
+                }),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Runs the command `cli` names.
+fn run(cli: Cli) -> Result<commands::Exit, commands::CommandError> {
     let out_or_default =
         |out: Option<PathBuf>| out.unwrap_or_else(|| commands::default_out_dir(&cli.spec));
     let result = match cli.command {
@@ -331,21 +379,9 @@ fn main() -> ExitCode {
             commands::generate(&cli.spec, &out_or_default(out.clone()))
         }
         Command::Check { ref out } => commands::check(&cli.spec, &out_or_default(out.clone())),
-        Command::Render {
-            ref name,
-            ref namespace,
-            ref values,
-        } => {
-            // Again, for where the hook before `main` does not run (a libc other than
-            // glibc) or did not see `render` (an argument order it does not expect).
-            without_huge_pages();
-            commands::render(
-                &cli.spec,
-                &values.options(Release {
-                    name: name.clone(),
-                    namespace: namespace.clone(),
-                }),
-            )
+        Command::Render { .. } => {
+            let (spec, options) = render_arguments(&cli).expect("a render command");
+            commands::render(&spec, &options)
         }
         Command::Schema => commands::schema(),
         Command::Capacity { ref values, format } => commands::capacity(
@@ -421,6 +457,11 @@ fn main() -> ExitCode {
             },
         ),
     };
+    result
+}
+
+/// Ends the process with the exit code of `result`, after printing its error.
+fn exit_with(result: Result<commands::Exit, commands::CommandError>) -> ExitCode {
     let code = match result {
         Ok(exit) => exit as u8,
         Err(e) => {

@@ -370,6 +370,17 @@ impl<'a> Tasks<'a> {
         self.ready.notify_one();
     }
 
+    /// Queues `tasks`, in their order, ahead of every task already queued: work the
+    /// caller waits for now goes before work queued ahead for later.
+    pub fn push_ahead(&self, tasks: Vec<Task<'a>>) {
+        let mut state = self.lock();
+        for task in tasks.into_iter().rev() {
+            state.0.push_front(task);
+        }
+        drop(state);
+        self.ready.notify_one();
+    }
+
     /// Runs queued tasks on this thread, in order, until none is queued.
     pub fn work(&self) {
         loop {
@@ -620,6 +631,23 @@ fn keep_this_thread_off(core: Option<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tasks pushed ahead run before those queued earlier, in the order given.
+    #[test]
+    fn tasks_pushed_ahead_run_first_in_their_order() {
+        let log = Mutex::new(Vec::new());
+        let log_of = &log;
+        let task =
+            |name: &'static str| Box::new(move || log_of.lock().unwrap().push(name)) as Task<'_>;
+        let tasks = Tasks::new();
+        tasks.push(task("queued"));
+        tasks.push_ahead(vec![task("first"), task("second")]);
+        tasks.push(task("last"));
+        tasks.work();
+        assert_eq!(log.lock().unwrap().join(" "), "first second queued last");
+        tasks.push_ahead(Vec::new());
+        assert!(!tasks.has_work(), "nothing is queued by an empty push");
+    }
 
     /// Tasks queued around the items: `first` ahead, the later task after the first
     /// `n` items, or after all of them when `n` is past their end.

@@ -104,7 +104,12 @@ pub(super) fn tidied(definitions: Map<String, Value>) -> Map<String, Value> {
 /// `$ref`s are to its own definitions, so it is checked on its own (beside the rules,
 /// on another core, by `render`).
 pub fn frame_schema(spec: &Spec) -> Value {
-    let mut gen = ModelSchemas::committed();
+    frame_schema_with(spec, ModelSchemas::committed())
+}
+
+/// [`frame_schema`] with the model's schemas already read (`render` reads them before
+/// it has read the spec).
+pub fn frame_schema_with(spec: &Spec, mut gen: ModelSchemas) -> Value {
     let mut workloads = Map::new();
     // Each class's schema is generated once and copied for each of its workloads.
     let mut by_class: Vec<(WorkloadClass, Value)> = Vec::new();

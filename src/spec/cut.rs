@@ -68,12 +68,19 @@ fn read_beside(text: &str, tasks: &crate::parallel::Tasks<'_>) -> Option<Spec> {
     let Cut { rest, parts } = cut_spec(text, parts_beside(text), MIN_CUT_BYTES_BESIDE)?;
     let count = parts.len();
     let (sent, read) = std::sync::mpsc::channel();
-    for (index, part) in parts.into_iter().enumerate() {
-        let sent = sent.clone();
-        tasks.push(Box::new(move || {
-            let _ = sent.send((index, read_part(&part, index + 1)));
-        }));
-    }
+    // Ahead of the tasks queued before: this thread waits for the parts.
+    tasks.push_ahead(
+        parts
+            .into_iter()
+            .enumerate()
+            .map(|(index, part)| {
+                let sent = sent.clone();
+                Box::new(move || {
+                    let _ = sent.send((index, read_part(&part, index + 1)));
+                }) as crate::parallel::Task<'_>
+            })
+            .collect(),
+    );
     drop(sent);
     let rest = read_part(&rest, 0);
     tasks.work();
