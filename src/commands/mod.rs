@@ -290,11 +290,11 @@ pub fn render_parsed_by(
     // three parts; all read the same spec and values. The helper starts before the
     // arguments are parsed and reads what needs none (the built-in presets, the
     // model's schemas); the spec's workloads, queued ahead of what it has not started,
-    // come first once the spec file is read. What needs only the spec and the chart's defaults (the schema's frame, every plan's
-    // pod counts) is queued while the values are merged. Then the tasks that take
-    // longest first (the root rules, the frame's check, which waits for the frame),
-    // and the short ones last (the manifests' parts, the guards), so that both cores
-    // end at about the same time.
+    // come first once the spec file is read. What needs only the spec and the chart's
+    // defaults (the schema's frame, every plan's pod counts) is queued while the
+    // values are merged. Then the tasks that take longest first (the root rules, the
+    // frame's check, which waits for the frame), and the short ones last (the
+    // manifests' parts, the guards), so that both cores end at about the same time.
     // What the check decides comes first, as when they ran one after the other:
     // refused values print nothing but the violations, and the guards' findings and
     // the manifests computed meanwhile are dropped. Then the guards: the manifests
