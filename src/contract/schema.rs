@@ -109,9 +109,9 @@ pub fn frame_schema(spec: &Spec) -> Value {
 
 /// [`frame_schema`] with the model's schemas already read (`render` reads them before
 /// it has read the spec).
-pub fn frame_schema_with(spec: &Spec, mut gen: ModelSchemas) -> Value {
+pub fn frame_schema_with(spec: &Spec, mut model: ModelSchemas) -> Value {
     let mut workloads = Map::new();
-    // Each class's schema is generated once and copied for each of its workloads.
+    // Each class's schema is taken once and copied for each of its workloads.
     let mut by_class: Vec<(WorkloadClass, Value)> = Vec::new();
     for (name, workload) in spec.workloads.all() {
         let class = workload.class();
@@ -120,12 +120,12 @@ pub fn frame_schema_with(spec: &Spec, mut gen: ModelSchemas) -> Value {
             None => {
                 let schema = match class {
                     WorkloadClass::Api => {
-                        with_install_time_rules(gen.schema_of(ModelType::Api), API_RULES)
+                        with_install_time_rules(model.schema_of(ModelType::Api), API_RULES)
                     }
-                    WorkloadClass::Jobs => gen.schema_of(ModelType::Jobs),
-                    WorkloadClass::Pool => gen.schema_of(ModelType::Pool),
-                    WorkloadClass::Worker => gen.schema_of(ModelType::Worker),
-                    WorkloadClass::Migrate => gen.schema_of(ModelType::Migrate),
+                    WorkloadClass::Jobs => model.schema_of(ModelType::Jobs),
+                    WorkloadClass::Pool => model.schema_of(ModelType::Pool),
+                    WorkloadClass::Worker => model.schema_of(ModelType::Worker),
+                    WorkloadClass::Migrate => model.schema_of(ModelType::Migrate),
                 };
                 by_class.push((class, schema.clone()));
                 schema
@@ -153,14 +153,14 @@ pub fn frame_schema_with(spec: &Spec, mut gen: ModelSchemas) -> Value {
             "maxLength": crate::model::naming::MAX_NAME,
             "pattern": NAME_OVERRIDE_PATTERN
         },
-        "image": gen.schema_of(ModelType::Image),
+        "image": model.schema_of(ModelType::Image),
         "imagePullSecrets": {
             "description": "Image pull secrets of every pod.",
             "type": "array",
-            "items": gen.schema_of(ModelType::LocalObjectReference)
+            "items": model.schema_of(ModelType::LocalObjectReference)
         },
-        "serviceAccount": gen.schema_of(ModelType::ServiceAccount),
-        "configFile": gen.schema_of(ModelType::ConfigFile),
+        "serviceAccount": model.schema_of(ModelType::ServiceAccount),
+        "configFile": model.schema_of(ModelType::ConfigFile),
         "config": {
             "description": "The application's configuration, rendered into a ConfigMap whose checksum rolls the pods that read it.",
             "type": "object"
@@ -170,11 +170,11 @@ pub fn frame_schema_with(spec: &Spec, mut gen: ModelSchemas) -> Value {
             spec.features.keys(),
         ),
         "featureSwitches": close_map(
-            json!({"description": "How each feature flag reaches the application: an env var (`true`/`false`) and/or a key of the startup settings section (fixed by the spec).", "type": "object", "additionalProperties": gen.schema_of(ModelType::FeatureSwitch)}),
+            json!({"description": "How each feature flag reaches the application: an env var (`true`/`false`) and/or a key of the startup settings section (fixed by the spec).", "type": "object", "additionalProperties": model.schema_of(ModelType::FeatureSwitch)}),
             spec.feature_switches.keys(),
         ),
         "bundled": {"allOf": [
-            gen.schema_of(ModelType::Bundled),
+            model.schema_of(ModelType::Bundled),
             {"properties": {"redis": close_map(
                 json!({"type": "object", "additionalProperties": {"$ref": "#/definitions/BundledRedis"}}),
                 crate::values::bundled_defaults(spec).redis.keys(),
@@ -187,23 +187,23 @@ pub fn frame_schema_with(spec: &Spec, mut gen: ModelSchemas) -> Value {
         "replicaStrict": {"description": "Make unsafe replica findings fatal at boot.", "type": "boolean"},
         "global": {"description": "Helm's global values, shared by the charts of an umbrella chart (this chart reads none).", "type": ["object", "null"]},
         "stores": close_map(
-            json!({"description": "The shared stores: each one's backend, `memory` (one pod only) or `redis`.", "type": "object", "additionalProperties": gen.schema_of(ModelType::SharedStore)}),
+            json!({"description": "The shared stores: each one's backend, `memory` (one pod only) or `redis`.", "type": "object", "additionalProperties": model.schema_of(ModelType::SharedStore)}),
             spec.shared_stores().iter().map(|s| s.to_string()).collect::<Vec<_>>().iter(),
         ),
-        "storeRedis": gen.schema_of(ModelType::StoreRedis),
+        "storeRedis": model.schema_of(ModelType::StoreRedis),
         "secrets": secrets_schema(spec),
         "scheduling": {"allOf": [
-            gen.schema_of(ModelType::Scheduling),
+            model.schema_of(ModelType::Scheduling),
             {"properties": {"pools": close_map(
                 json!({"type": "object", "additionalProperties": {"$ref": "#/definitions/PoolJobs"}}),
                 spec.scheduling.pools.keys(),
             )}}
         ], "description": "Scheduled jobs and the pools that own them."},
-        "managedEnv": gen.schema_of(ModelType::ManagedEnv),
-        "postgresPooler": gen.schema_of(ModelType::PostgresPooler),
-        "startupSettings": gen.schema_of(ModelType::StartupSettings),
+        "managedEnv": model.schema_of(ModelType::ManagedEnv),
+        "postgresPooler": model.schema_of(ModelType::PostgresPooler),
+        "startupSettings": model.schema_of(ModelType::StartupSettings),
         "dependencyCapacity": {"allOf": [
-            gen.schema_of(ModelType::DependencyCapacity),
+            model.schema_of(ModelType::DependencyCapacity),
             {"properties": {
                 "postgres": {"properties": {"reservations": close_map(
                     json!({"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}}),
@@ -247,7 +247,7 @@ pub fn frame_schema_with(spec: &Spec, mut gen: ModelSchemas) -> Value {
             p.remove("startupSettings");
         }
     }
-    let definitions = gen.into_definitions();
+    let definitions = model.into_definitions();
     let mut root = json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": format!("Values of the {} chart", spec.chart.name),
