@@ -7,6 +7,7 @@ pub mod objdiff;
 pub mod output;
 pub mod preflight;
 pub mod release;
+pub mod render;
 pub mod review;
 pub mod signals;
 pub mod validate;
@@ -15,9 +16,10 @@ pub use init::init;
 pub use output::{output_drift, read_tree, write_tree_atomically};
 pub use preflight::{preflight, PreflightFormat, PreflightOptions};
 pub use release::{package, push, PushOptions};
+pub use render::{render, render_parsed_by};
 pub use validate::{validate, ValidateOptions};
 
-use crate::backends::native::{Manifests, Release};
+use crate::backends::native::Release;
 use crate::capacity::fit::presets_over;
 use crate::contract::schema::{spec_schema, values_schema, values_schema_with};
 use crate::contract::Contract;
@@ -264,194 +266,6 @@ pub struct RenderOptions {
     pub values_files: Vec<PathBuf>,
     pub set: Vec<String>,
     pub release: Release,
-}
-
-/// `shipshape render`: prints what `helm template` prints for these values, after the
-/// values schema and the guards accept them (exit 1 with the findings otherwise).
-pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, CommandError> {
-    render_parsed_by(|| Some((spec_path.to_path_buf(), options.clone())))
-        .expect("the arguments are given")
-}
-
-/// [`render`] with its arguments from `parse`, which runs once a helper thread has
-/// started on what needs no argument: the built-in presets and the values model's
-/// schemas are read while `parse` reads the command line (the binary parses it with
-/// clap). `None` when `parse` finds no `render` command.
-pub fn render_parsed_by(
-    parse: impl FnOnce() -> Option<(PathBuf, RenderOptions)>,
-) -> Option<Result<Exit, CommandError>> {
-    use crate::backends::native::RenderedDocuments;
-    use crate::contract::model_schemas::ModelSchemas;
-    use crate::contract::PlanPods;
-    use crate::parallel::Later;
-    use std::sync::{Mutex, OnceLock};
-    // Independent tasks on the machine's cores: check the values against the schema
-    // (its frame and its root rules apart), run the guards, render the manifests in
-    // three parts; all read the same spec and values. The helper starts before the
-    // arguments are parsed and reads what needs none (the built-in presets, the
-    // model's schemas); the spec's workloads, queued ahead of what it has not started,
-    // come first once the spec file is read. What needs only the spec and the chart's
-    // defaults (the schema's frame, every plan's pod counts) is queued while the
-    // values are merged. Then the tasks that take longest first (the root rules, the
-    // frame's check, which waits for the frame), and the short ones last (the
-    // manifests' parts, the guards), so that both cores end at about the same time.
-    // What the check decides comes first, as when they ran one after the other:
-    // refused values print nothing but the violations, and the guards' findings and
-    // the manifests computed meanwhile are dropped. Then the guards: the manifests
-    // print only when no finding is an error.
-    let arguments: OnceLock<(PathBuf, RenderOptions)> = OnceLock::new();
-    // The model's schemas for the frame, read by whichever thread needs them first;
-    // the frame's task takes them.
-    let model: OnceLock<Mutex<Option<ModelSchemas>>> = OnceLock::new();
-    let (spec_cell, chart_cell, merged_cell) = (OnceLock::new(), OnceLock::new(), OnceLock::new());
-    let (frame_schema, plan_pods) = (Later::default(), Later::default());
-    let (frame, rules) = (OnceLock::new(), OnceLock::new());
-    let findings: [OnceLock<Vec<crate::guards::Finding>>; 2] = Default::default();
-    let parts: [OnceLock<Result<RenderedDocuments, crate::expr::EvalError>>; RENDER_PARTS] =
-        Default::default();
-    let read_model = || model.get_or_init(|| Mutex::new(Some(ModelSchemas::committed())));
-    let ran = crate::parallel::with_early_helper(|tasks| -> Option<Result<(), CommandError>> {
-        // Neither needs the spec: the helper reads them while this thread parses the
-        // arguments and reads the spec file. The chart's presets and the frame take
-        // them read (or wait for them, or read them if no thread has started to).
-        tasks.push(Box::new(|| {
-            crate::values::presets::builtin_presets();
-        }));
-        tasks.push(Box::new(move || {
-            read_model();
-        }));
-        let parsed = parse()?;
-        let (spec_path, options) = arguments.get_or_init(move || parsed);
-        Some((|| {
-            check_release_name(&options.release.name)?;
-            let (text, file) = (read_text(spec_path)?, spec_path.display().to_string());
-            let spec = crate::spec::load_spec_beside(&text, &file, tasks)?;
-            let spec: &Spec = spec_cell.get_or_init(move || spec);
-            let (frame_schema, plan_pods) = (&frame_schema, &plan_pods);
-            tasks.push(Box::new(move || {
-                frame_schema.compute(|| {
-                    let model = read_model().lock().ok().and_then(|mut m| m.take());
-                    let model = model.unwrap_or_else(ModelSchemas::committed);
-                    crate::contract::schema::frame_schema_with(spec, model)
-                });
-            }));
-            let chart: &ChartValues = chart_cell.get_or_init(|| chart_values_of(spec));
-            tasks.push(Box::new(move || {
-                plan_pods.compute(|| PlanPods::of(spec, &chart.presets, &chart.defaults));
-            }));
-            let merged = merge_values_for(chart, options)?;
-            let merged: &MergedValues = merged_cell.get_or_init(move || merged);
-            let (frame, rules, findings) = (&frame, &rules, &findings);
-            tasks.push(Box::new(move || {
-                let _ = rules.set(merged.plan().and_then(|plan| {
-                    crate::contract::root_rules_verdict_with(
-                        spec,
-                        &chart.presets,
-                        plan,
-                        &chart.defaults,
-                        &merged.values,
-                        plan_pods.wait()?,
-                    )
-                }));
-            }));
-            tasks.push(Box::new(move || {
-                let schema = frame_schema.wait();
-                let _ = frame.set(schema.and_then(|schema| {
-                    crate::values::schema_verdict::schema_verdict(schema, &merged.values)
-                }));
-            }));
-            for (part, cell) in parts.iter().enumerate() {
-                tasks.push(Box::new(move || {
-                    let _ = cell.set(render_part(spec, &merged.values, &options.release, part));
-                }));
-            }
-            tasks.push(Box::new(move || {
-                let _ = findings[0].set({
-                    let mut f = crate::guards::capacity::capacity_findings(spec, &merged.values);
-                    f.extend(crate::guards::value_rule_findings(spec, &merged.values));
-                    f
-                });
-            }));
-            tasks.push(Box::new(move || {
-                let _ = findings[1].set({
-                    let mut f = crate::guards::whole_number_rule_findings(spec, &merged.values);
-                    f.extend(crate::guards::spec_rule_findings(spec));
-                    f
-                });
-            }));
-            tasks.work();
-            Ok(())
-        })())
-    });
-    if let Err(error) = ran? {
-        return Some(Err(error));
-    }
-    let (spec, merged) = (
-        spec_cell.into_inner().expect("the spec was read"),
-        merged_cell.into_inner().expect("the values were merged"),
-    );
-    let verdict = crate::contract::both_verdicts(
-        frame.into_inner().expect("the frame was checked"),
-        rules.into_inner().expect("the rules were checked"),
-    );
-    if let Err(error) = merged.check_after(&spec, verdict) {
-        return Some(Err(error));
-    }
-    let findings = crate::guards::sorted_findings(
-        findings
-            .into_iter()
-            .map(|f| f.into_inner().expect("the guards ran"))
-            .collect(),
-    );
-    for finding in &findings {
-        eprintln!("{finding}");
-    }
-    if findings
-        .iter()
-        .any(|f| f.severity == crate::guards::Severity::Error)
-    {
-        return Some(Ok(Exit::Findings));
-    }
-    let parts = match parts
-        .into_iter()
-        .map(|p| p.into_inner().expect("every part rendered"))
-        .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(parts) => parts,
-        Err(error) => return Some(Err(error.into())),
-    };
-    let text = crate::backends::native::print_manifests(&spec, &merged.values, parts);
-    if let Err(error) = crate::backends::limits::check_object_limits(&text) {
-        return Some(Err(error.into()));
-    }
-    let _ = io::stdout().lock().write_all(text.as_bytes());
-    left_to_exit((spec, merged, frame_schema, plan_pods, text));
-    left_to_exit(chart_cell);
-    Some(Ok(Exit::Ok))
-}
-
-/// The parts `render` renders its manifests in, side by side.
-const RENDER_PARTS: usize = 3;
-
-/// Part `part` of the manifests ([`crate::objects::each_object_in_part`]): renders
-/// each document as it is built, and drops it.
-fn render_part(
-    spec: &Spec,
-    values: &serde_json::Value,
-    release: &Release,
-    part: usize,
-) -> Result<crate::backends::native::RenderedDocuments, crate::expr::EvalError> {
-    let mut manifests = Manifests::new(spec, values, release);
-    let mut failed = None;
-    crate::objects::each_object_in_part(spec, part, RENDER_PARTS, &mut |doc, workload| {
-        if failed.is_none() {
-            failed = manifests.add_of(&doc, workload).err();
-        }
-    });
-    match failed {
-        Some(error) => Err(error),
-        None => Ok(manifests.into_rendered()),
-    }
 }
 
 /// Longest release name Helm accepts (it leaves room for suffixes in object names).
@@ -833,48 +647,5 @@ pub fn capacity(
             );
         }
         Ok(Exit::Findings)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Without a `render` command line, nothing is read or printed, and the caller
-    /// gets its command back (`None`).
-    #[test]
-    fn render_parsed_by_renders_nothing_without_a_render_command() {
-        let asked = std::cell::Cell::new(0);
-        let rendered = render_parsed_by(|| {
-            asked.set(asked.get() + 1);
-            None
-        });
-        assert!(rendered.is_none());
-        assert_eq!(asked.get(), 1, "the arguments are parsed once");
-    }
-
-    /// The arguments parsed are the ones checked: a bad release name is refused before
-    /// the spec is read, as `render` refuses it.
-    #[test]
-    fn render_parsed_by_checks_the_arguments_parsed() {
-        let options = RenderOptions {
-            preset: None,
-            values_files: Vec::new(),
-            set: Vec::new(),
-            release: Release {
-                name: "Not_A_Name".into(),
-                namespace: "default".into(),
-            },
-        };
-        let missing = Path::new("no-such-dir/shipshape.yaml");
-        let parsed = render_parsed_by(|| Some((missing.to_path_buf(), options.clone())));
-        let direct = render(missing, &options);
-        match (parsed, direct) {
-            (Some(Err(a)), Err(b)) => {
-                assert_eq!(a.to_string(), b.to_string());
-                assert!(a.to_string().contains("Not_A_Name"), "{a}");
-            }
-            other => panic!("both refuse the release name: {other:?}"),
-        }
     }
 }
