@@ -49,7 +49,8 @@ pub enum ModelType {
 }
 
 impl ModelType {
-    /// Every model type, in the order the file lists them.
+    /// Every model type: the classes, then the others, in the order `frame_schema`
+    /// asks for them (the file lists them by name).
     pub const ALL: [ModelType; 18] = [
         ModelType::Api,
         ModelType::Jobs,
