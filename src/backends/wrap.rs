@@ -10,19 +10,28 @@ pub const MAX_LINE: usize = 200;
 const TARGET: usize = 100;
 
 /// One term of an action: a word (identifier, reference, literal, `|`) or a
-/// parenthesised call.
+/// parenthesised call with the length of its flat text ([`Term::call`]), which the
+/// layout asks of every call at every level it nests in.
 #[derive(Debug, Clone, PartialEq)]
 enum Term<'a> {
     Word(&'a str),
-    Call(Vec<Term<'a>>),
+    Call(usize, Vec<Term<'a>>),
 }
 
-impl Term<'_> {
+impl<'a> Term<'a> {
+    /// The call of `terms`, with the length of its flat text: the parentheses, the
+    /// terms and one space between each two.
+    fn call(terms: Vec<Term<'a>>) -> Self {
+        let len =
+            2 + terms.iter().map(Term::flat_len).sum::<usize>() + terms.len().saturating_sub(1);
+        Term::Call(len, terms)
+    }
+
     /// Appends the term on one line: words separated by one space.
     fn write_flat(&self, out: &mut String) {
         match self {
             Term::Word(w) => out.push_str(w),
-            Term::Call(terms) => {
+            Term::Call(_, terms) => {
                 out.push('(');
                 for (i, t) in terms.iter().enumerate() {
                     if i > 0 {
@@ -39,9 +48,7 @@ impl Term<'_> {
     fn flat_len(&self) -> usize {
         match self {
             Term::Word(w) => w.len(),
-            Term::Call(terms) => {
-                2 + terms.iter().map(Term::flat_len).sum::<usize>() + terms.len().saturating_sub(1)
-            }
+            Term::Call(len, _) => *len,
         }
     }
 }
@@ -62,7 +69,7 @@ fn parse_terms(text: &str) -> Option<Vec<Term<'_>>> {
             }
             ')' => {
                 let call = stack.pop()?;
-                stack.last_mut()?.push(Term::Call(call));
+                stack.last_mut()?.push(Term::call(call));
                 chars.next();
             }
             '"' | '`' | '\'' => {
@@ -107,7 +114,7 @@ fn layout_terms(terms: &[Term], column: usize, indent: usize, out: &mut String) 
             let word_too_long = matches!(term, Term::Word(w) if col + 1 + w.len() > TARGET);
             if word_too_long && col > indent + 2 {
                 out.push('\n');
-                out.push_str(&" ".repeat(indent + 2));
+                out.extend(std::iter::repeat_n(' ', indent + 2));
                 col = indent + 2;
             } else {
                 out.push(' ');
@@ -124,7 +131,7 @@ fn layout_terms(terms: &[Term], column: usize, indent: usize, out: &mut String) 
 /// on its own line, two spaces deeper than the line it started on.
 fn layout_term(term: &Term, column: usize, indent: usize, out: &mut String) -> usize {
     let flat_len = term.flat_len();
-    let Term::Call(terms) = term else {
+    let Term::Call(_, terms) = term else {
         term.write_flat(out);
         return column + flat_len;
     };
@@ -146,7 +153,7 @@ fn layout_term(term: &Term, column: usize, indent: usize, out: &mut String) -> u
     let inner = indent + 2;
     for term in rest {
         out.push('\n');
-        out.push_str(&" ".repeat(inner));
+        out.extend(std::iter::repeat_n(' ', inner));
         col = layout_term(term, inner, inner, out);
     }
     out.push(')');
@@ -301,7 +308,7 @@ mod tests {
             "x (y) (z (w v) u) \"é\"",
         ] {
             let terms = parse_terms(text).unwrap();
-            let call = Term::Call(terms);
+            let call = Term::call(terms);
             let mut flat = String::new();
             call.write_flat(&mut flat);
             assert_eq!(call.flat_len(), flat.len(), "{text}: {flat}");
