@@ -144,12 +144,35 @@ pub struct ValueRows<'a>(Vec<Row<'a>>);
 /// `notes`, walked once for [`values_yaml_of`] and [`values_table_of`].
 pub fn value_rows<'a>(values: &'a Value, schema: &'a Value, notes: &EntryNotes) -> ValueRows<'a> {
     let mut rows = Vec::new();
-    walk(notes, schema, schema, values, "", 0, &mut rows);
+    let notes = Notes {
+        deepest: notes.keys().map(|k| k.matches('.').count()).max(),
+        notes,
+    };
+    walk(&notes, schema, schema, values, "", 0, &mut rows);
     ValueRows(rows)
 }
 
+/// The spec's notes, with the most dots any of their paths has: a path at depth `d`
+/// has at least `d` dots, so below that depth no note is looked up (most rows are
+/// the fields of workloads, deeper than every note).
+struct Notes<'n> {
+    notes: &'n EntryNotes,
+    deepest: Option<usize>,
+}
+
+impl Notes<'_> {
+    /// The note of the entry at `path`, `depth` levels below the root.
+    fn get(&self, path: &str, depth: usize) -> Option<&String> {
+        if self.deepest.is_some_and(|deepest| depth <= deepest) {
+            self.notes.get(path)
+        } else {
+            None
+        }
+    }
+}
+
 fn walk<'a>(
-    notes: &EntryNotes,
+    notes: &Notes<'_>,
     root_schema: &'a Value,
     schema: &'a Value,
     value: &'a Value,
@@ -170,14 +193,18 @@ fn walk<'a>(
         let child_path = if path.is_empty() {
             key.clone()
         } else {
-            format!("{path}.{key}")
+            let mut child = String::with_capacity(path.len() + 1 + key.len());
+            child.push_str(path);
+            child.push('.');
+            child.push_str(key);
+            child
         };
         let generic = declared
             .get("description")
             .or_else(|| child_schema.get("description"))
             .and_then(Value::as_str)
             .unwrap_or("");
-        let description = match notes.get(&child_path) {
+        let description = match notes.get(&child_path, depth) {
             Some(note) if note.ends_with(':') => {
                 // The class's own description, without its "The `x` class:" lead.
                 let rest = generic
@@ -219,14 +246,7 @@ fn walk<'a>(
     }
 }
 
-/// JSON as a YAML author writes it: integers without a fraction.
-fn plain_json(v: &Value) -> String {
-    let mut out = String::new();
-    write_plain_json(v, &mut out);
-    out
-}
-
-/// [`plain_json`], appended to `out`.
+/// Appends JSON as a YAML author writes it: integers without a fraction.
 fn write_plain_json(v: &Value, out: &mut String) {
     use std::fmt::Write;
     match v {
@@ -374,27 +394,148 @@ pub fn values_table_of(rows: &ValueRows<'_>) -> String {
     let rows = &rows.0;
     let mut out = String::from("| Key | Default | Description |\n|---|---|---|\n");
     let mut described: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
+    // The default's text, written anew for each row.
+    let mut default = String::new();
     for (i, row) in rows.iter().enumerate() {
         let expanded = rows.get(i + 1).is_some_and(|next| next.depth > row.depth);
         if expanded {
             continue;
         }
-        let default = plain_json(row.value).replace('|', "\\|");
         let field = row
             .path
             .strip_prefix("workloads.")
             .and_then(|rest| rest.split_once('.'))
             .map(|(_, field)| field);
         let repeated = field.is_some_and(|f| !described.insert((f, row.description.as_ref())));
-        let description = if repeated {
-            String::new()
-        } else {
-            row.description.replace('|', "\\|").replace('\n', " ")
-        };
-        out.push_str(&format!(
-            "| `{}` | `{default}` | {description} |\n",
-            row.path
-        ));
+        out.push_str("| `");
+        out.push_str(&row.path);
+        out.push_str("` | `");
+        default.clear();
+        write_plain_json(row.value, &mut default);
+        push_cell(&default, &mut out);
+        out.push_str("` | ");
+        if !repeated {
+            push_cell(&row.description, &mut out);
+        }
+        out.push_str(" |\n");
     }
     out
+}
+
+/// Appends `text` as the text of a table cell: `|` escaped, line breaks as spaces.
+fn push_cell(text: &str, out: &mut String) {
+    for (i, part) in text.split('|').enumerate() {
+        if i > 0 {
+            out.push_str("\\|");
+        }
+        for (j, line) in part.split('\n').enumerate() {
+            if j > 0 {
+                out.push(' ');
+            }
+            out.push_str(line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A schema of a map `m` whose entries are objects with a described field `f`.
+    fn schema() -> Value {
+        json!({
+            "properties": {
+                "m": {
+                    "description": "The map.",
+                    "additionalProperties": {
+                        "description": "The `x` class: an entry.",
+                        "properties": {"f": {"description": "A field | with a bar\nand a break."}}
+                    }
+                }
+            }
+        })
+    }
+
+    fn notes(entries: &[(&str, &str)]) -> EntryNotes {
+        entries
+            .iter()
+            .map(|(path, note)| (path.to_string(), note.to_string()))
+            .collect()
+    }
+
+    fn described(rows: &ValueRows<'_>) -> Vec<(String, usize, String)> {
+        rows.0
+            .iter()
+            .map(|r| (r.path.clone(), r.depth, r.description.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn notes_describe_entries_at_every_depth_up_to_the_deepest_note() {
+        let values = json!({"m": {"a": {"f": 1}, "b": {"f": 2}}});
+        let schema = schema();
+        // The deepest note is at depth 2 (`m.b.f`, two dots): it is still found.
+        let notes = notes(&[
+            ("m.a", "Entry `a`:"),
+            ("m.b", "Entry `b` alone."),
+            ("m.b.f", "The field of `b`."),
+        ]);
+        let rows = value_rows(&values, &schema, &notes);
+        assert_eq!(
+            described(&rows),
+            [
+                ("m".to_string(), 0, "The map.".to_string()),
+                ("m.a".into(), 1, "Entry `a`: an entry.".into()),
+                (
+                    "m.a.f".into(),
+                    2,
+                    "A field | with a bar\nand a break.".into()
+                ),
+                ("m.b".into(), 1, "Entry `b` alone.".into()),
+                ("m.b.f".into(), 2, "The field of `b`.".into()),
+            ]
+        );
+        // Without notes, every entry has the schema's descriptions.
+        let rows = value_rows(&values, &schema, &EntryNotes::new());
+        assert_eq!(rows.0[1].description, "The `x` class: an entry.");
+        assert_eq!(rows.0[4].description, "A field | with a bar\nand a break.");
+    }
+
+    #[test]
+    fn a_note_deeper_than_its_dots_say_is_found_by_its_path() {
+        // A key with a dot in it: `m.c.d` is the entry `c.d` of `m`, at depth 1 with
+        // two dots, while the deepest note has two dots too.
+        let values = json!({"m": {"c.d": {"f": 1}}});
+        let notes = notes(&[("m.c.d", "Entry `c.d` alone.")]);
+        let schema = schema();
+        let rows = value_rows(&values, &schema, &notes);
+        assert_eq!(rows.0[1].description, "Entry `c.d` alone.");
+    }
+
+    #[test]
+    fn the_table_escapes_bars_and_breaks_and_describes_a_workload_field_once() {
+        let values = json!({
+            "workloads": {"a": {"f": "x|y"}, "b": {"f": 2}},
+            "g": [1, 2.5, {"k": "v"}]
+        });
+        let schema = json!({
+            "properties": {
+                "workloads": {
+                    "additionalProperties": {
+                        "properties": {"f": {"description": "Field | of\na workload."}}
+                    }
+                },
+                "g": {"description": "A list."}
+            }
+        });
+        let rows = value_rows(&values, &schema, &EntryNotes::new());
+        assert_eq!(
+            values_table_of(&rows),
+            "| Key | Default | Description |\n|---|---|---|\n\
+             | `g` | `[1,2.5,{\"k\":\"v\"}]` | A list. |\n\
+             | `workloads.a.f` | `\"x\\|y\"` | Field \\| of a workload. |\n\
+             | `workloads.b.f` | `2` |  |\n"
+        );
+    }
 }
