@@ -143,13 +143,17 @@ pub struct ValueRows<'a>(Vec<Row<'a>>);
 /// The entries of `values` under `schema`, described by the schema and the spec's
 /// `notes`, walked once for [`values_yaml_of`] and [`values_table_of`].
 pub fn value_rows<'a>(values: &'a Value, schema: &'a Value, notes: &EntryNotes) -> ValueRows<'a> {
-    let mut rows = Vec::new();
-    let notes = Notes {
-        deepest: notes.keys().map(|k| k.matches('.').count()).max(),
-        notes,
+    let mut walk = Walk {
+        notes: Notes {
+            deepest: notes.keys().map(|k| k.matches('.').count()).max(),
+            notes,
+        },
+        root: schema,
+        fields: std::collections::HashMap::new(),
+        rows: Vec::new(),
     };
-    walk(&notes, schema, schema, values, "", 0, &mut rows);
-    ValueRows(rows)
+    walk.object(schema, values, "", 0);
+    ValueRows(walk.rows)
 }
 
 /// The spec's notes, with the most dots any of their paths has: a path at depth `d`
@@ -171,77 +175,137 @@ impl Notes<'_> {
     }
 }
 
-fn walk<'a>(
-    notes: &Notes<'_>,
-    root_schema: &'a Value,
+/// What the rows of an entry read of the schema that declares it.
+#[derive(Clone, Copy)]
+struct Declared<'a> {
+    /// The entry's schema, its `$ref` resolved.
     schema: &'a Value,
-    value: &'a Value,
-    path: &str,
-    depth: usize,
-    rows: &mut Vec<Row<'a>>,
-) {
-    let schema = resolve_ref(root_schema, schema);
-    let Value::Object(map) = value else { return };
-    for (key, child) in map {
-        // A named entry of a map (a store, an allocation) has the map's entry schema.
-        let declared = schema
-            .get("properties")
-            .and_then(|p| p.get(key))
-            .or_else(|| schema.get("additionalProperties").filter(|s| s.is_object()))
-            .unwrap_or(&Value::Null);
-        let child_schema = resolve_ref(root_schema, declared);
-        let child_path = if path.is_empty() {
-            key.clone()
-        } else {
-            let mut child = String::with_capacity(path.len() + 1 + key.len());
-            child.push_str(path);
-            child.push('.');
-            child.push_str(key);
-            child
-        };
+    /// Its description (the declaration's, else the schema's), or empty.
+    generic: &'a str,
+    /// Whether its entries are typed (its own or its map entries' `properties`): a
+    /// free-form map (config, annotations, probes) is listed whole.
+    typed: bool,
+}
+
+impl<'a> Declared<'a> {
+    fn of(root: &'a Value, declared: &'a Value) -> Self {
+        let schema = resolve_ref(root, declared);
         let generic = declared
             .get("description")
-            .or_else(|| child_schema.get("description"))
+            .or_else(|| schema.get("description"))
             .and_then(Value::as_str)
             .unwrap_or("");
-        let description = match notes.get(&child_path, depth) {
-            Some(note) if note.ends_with(':') => {
-                // The class's own description, without its "The `x` class:" lead.
-                let rest = generic
-                    .strip_prefix("The `")
-                    .and_then(|g| g.split_once("` class: "))
-                    .map_or(generic, |(_, rest)| rest);
-                Cow::Owned(format!("{note} {rest}"))
-            }
-            Some(note) => Cow::Owned(note.clone()),
-            None => Cow::Borrowed(generic),
-        };
-        // Free-form maps (config, annotations, probes) are listed whole.
-        let entries = child_schema
+        let entries = schema
             .get("additionalProperties")
-            .map(|s| resolve_ref(root_schema, s));
-        let typed = child_schema.get("properties").is_some()
+            .map(|s| resolve_ref(root, s));
+        let typed = schema.get("properties").is_some()
             || entries.is_some_and(|s| s.get("properties").is_some());
-        let row = |path| Row {
-            path,
-            depth,
-            key,
-            description,
-            value: child,
-        };
-        if typed && matches!(child, Value::Object(m) if !m.is_empty()) {
-            rows.push(row(child_path.clone()));
-            walk(
-                notes,
-                root_schema,
-                child_schema,
-                child,
-                &child_path,
-                depth + 1,
-                rows,
-            );
-        } else {
-            rows.push(row(child_path));
+        Declared {
+            schema,
+            generic,
+            typed,
+        }
+    }
+}
+
+/// The entries an object schema declares: its `properties` by name, in the order of
+/// the names (the values' order too), and the schema of its other entries (a named
+/// entry of a map, a store or an allocation, has the map's entry schema).
+struct Fields<'a> {
+    properties: Vec<(&'a str, Declared<'a>)>,
+    others: Declared<'a>,
+}
+
+/// One walk of [`value_rows`]. Every workload of a class has the same schema: what an
+/// entry reads of it is found once per schema ([`Fields`]), not once per workload.
+struct Walk<'a, 'n> {
+    notes: Notes<'n>,
+    root: &'a Value,
+    /// [`Fields`] by the address of the schema they were read from.
+    fields: std::collections::HashMap<*const Value, std::rc::Rc<Fields<'a>>>,
+    rows: Vec<Row<'a>>,
+}
+
+impl<'a> Walk<'a, '_> {
+    /// The [`Fields`] of `schema` (its `$ref` resolved).
+    fn fields_of(&mut self, schema: &'a Value) -> std::rc::Rc<Fields<'a>> {
+        let root = self.root;
+        self.fields
+            .entry(std::ptr::from_ref(schema))
+            .or_insert_with(|| {
+                let properties = schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .map(|p| {
+                        p.iter()
+                            .map(|(name, declared)| (name.as_str(), Declared::of(root, declared)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let others = schema
+                    .get("additionalProperties")
+                    .filter(|s| s.is_object())
+                    .unwrap_or(&Value::Null);
+                std::rc::Rc::new(Fields {
+                    properties,
+                    others: Declared::of(root, others),
+                })
+            })
+            .clone()
+    }
+
+    /// The rows of the entries of `value` (when an object), `depth` levels below the
+    /// root at `path`, under `schema`.
+    fn object(&mut self, schema: &'a Value, value: &'a Value, path: &str, depth: usize) {
+        let Value::Object(map) = value else { return };
+        let fields = self.fields_of(resolve_ref(self.root, schema));
+        // Both lists are in the order of the names: the declared ones are met in turn.
+        let mut properties = fields.properties.iter().peekable();
+        for (key, child) in map {
+            while properties
+                .next_if(|(name, _)| *name < key.as_str())
+                .is_some()
+            {}
+            let declared = match properties.next_if(|(name, _)| *name == key.as_str()) {
+                Some((_, declared)) => *declared,
+                None => fields.others,
+            };
+            let child_path = if path.is_empty() {
+                key.clone()
+            } else {
+                let mut child = String::with_capacity(path.len() + 1 + key.len());
+                child.push_str(path);
+                child.push('.');
+                child.push_str(key);
+                child
+            };
+            let generic = declared.generic;
+            let description = match self.notes.get(&child_path, depth) {
+                Some(note) if note.ends_with(':') => {
+                    // The class's own description, without its "The `x` class:" lead.
+                    let rest = generic
+                        .strip_prefix("The `")
+                        .and_then(|g| g.split_once("` class: "))
+                        .map_or(generic, |(_, rest)| rest);
+                    Cow::Owned(format!("{note} {rest}"))
+                }
+                Some(note) => Cow::Owned(note.clone()),
+                None => Cow::Borrowed(generic),
+            };
+            let expanded = declared.typed && matches!(child, Value::Object(m) if !m.is_empty());
+            let row = |path| Row {
+                path,
+                depth,
+                key,
+                description,
+                value: child,
+            };
+            if expanded {
+                self.rows.push(row(child_path.clone()));
+                self.object(declared.schema, child, &child_path, depth + 1);
+            } else {
+                self.rows.push(row(child_path));
+            }
         }
     }
 }
@@ -500,6 +564,46 @@ mod tests {
         let rows = value_rows(&values, &schema, &EntryNotes::new());
         assert_eq!(rows.0[1].description, "The `x` class: an entry.");
         assert_eq!(rows.0[4].description, "A field | with a bar\nand a break.");
+    }
+
+    /// Declared entries and the map's other entries, in any order between each other,
+    /// each with its own schema; without an entry schema the others have none.
+    #[test]
+    fn each_entry_has_its_declared_schema_or_the_entry_schema() {
+        let values = json!({"a": 1, "b": {"x": 1}, "c": 3, "d": 4, "e": {"x": 2}, "f": 6});
+        let with_others = json!({
+            "properties": {
+                "b": {"description": "B.", "properties": {"x": {"description": "X."}}},
+                "d": {"$ref": "#/definitions/D"},
+                "z": {"description": "Z, not in the values."}
+            },
+            "additionalProperties": {"description": "Other."},
+            "definitions": {"D": {"description": "D, by reference."}}
+        });
+        let rows = value_rows(&values, &with_others, &EntryNotes::new());
+        let expected = [
+            ("a", 0, "Other."),
+            ("b", 0, "B."),
+            ("b.x", 1, "X."),
+            ("c", 0, "Other."),
+            ("d", 0, "D, by reference."),
+            ("e", 0, "Other."),
+            ("f", 0, "Other."),
+        ];
+        let expected: Vec<(String, usize, String)> = expected
+            .iter()
+            .map(|(p, d, t)| (p.to_string(), *d, t.to_string()))
+            .collect();
+        assert_eq!(described(&rows), expected);
+        let mut without = with_others.clone();
+        without["additionalProperties"] = json!(false);
+        let rows = value_rows(&values, &without, &EntryNotes::new());
+        assert_eq!(rows.0[0].description, "");
+        assert_eq!(rows.0[1].description, "B.");
+        // `e` is an object but undeclared: listed whole, not expanded.
+        assert_eq!(rows.0.len(), 7);
+        assert_eq!(rows.0[5].path, "e");
+        assert_eq!(rows.0[6].path, "f");
     }
 
     #[test]
