@@ -9,6 +9,7 @@
 //! white background of its own.
 
 use crate::capacity::breakdown::BudgetUse;
+use std::borrow::Cow;
 use std::fmt::Write;
 
 /// Width of the figure.
@@ -29,25 +30,48 @@ const PALETTE: [&str; 8] = [
 const BUDGET_COLOUR: &str = "#C00000";
 const TEXT_COLOUR: &str = "#1A1A1A";
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// `s` with `&`, `<`, `>` and `"` escaped for XML text and attributes; borrowed when
+/// it has none of them, as most labels have not.
+fn esc(s: &str) -> Cow<'_, str> {
+    if !s.contains(['&', '<', '>', '"']) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;"),
+    )
 }
 
 /// Backticks mark names in labels; the figure prints them plain.
-fn plain(s: &str) -> String {
-    s.replace('`', "")
+fn plain(s: &str) -> Cow<'_, str> {
+    if s.contains('`') {
+        Cow::Owned(s.replace('`', ""))
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
-/// `v` with one decimal, as `{v:.1}` writes it. A whole number (most coordinates) is
-/// written from its integer: `{:.1}` of one takes Rust's slowest float path.
-fn num(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
-        return format!("{}.0", v as i64);
+/// `v` with one decimal, as `{v:.1}` writes it, written where it is formatted (most
+/// figures are coordinates, several per segment).
+fn num(v: f64) -> Num {
+    Num(v)
+}
+
+/// [`num`]'s value, displayed with one decimal.
+struct Num(f64);
+
+impl std::fmt::Display for Num {
+    /// A whole number (most coordinates) is written from its integer: `{:.1}` of one
+    /// takes Rust's slowest float path.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.0;
+        if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
+            return write!(f, "{}.0", v as i64);
+        }
+        write!(f, "{v:.1}")
     }
-    format!("{v:.1}")
 }
 
 /// What the header line of a budget says.
@@ -315,7 +339,7 @@ mod tests {
         cases.extend((0..2000).map(|i| f64::from(i) * 0.05 - 17.0));
         cases.extend((0..200).map(|i| f64::from(i) * 7.2 + 20.0));
         for v in cases {
-            assert_eq!(num(v), format!("{v:.1}"), "{v:e}");
+            assert_eq!(num(v).to_string(), format!("{v:.1}"), "{v:e}");
         }
     }
     use super::*;
