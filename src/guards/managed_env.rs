@@ -211,15 +211,22 @@ pub fn managed_arg_names(managed: &[String], database: &[String]) -> Vec<String>
 /// `config` are the chart's (its other keys are the operator's).
 pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
     let mut out = Vec::new();
+    // The database's variables, the same for every workload.
+    let database_names = database_env_names(values);
     for (name, _) in spec.workloads.all() {
-        let managed = managed_env_names(values, name);
-        let arg_names = managed_arg_names(&managed, &database_env_names(values));
         let w = values.get("workloads").and_then(|w| w.get(name));
-        let user_env = w
-            .and_then(|w| w.get("env"))
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let list = |key: &str| -> &[Value] {
+            w.and_then(|w| w.get(key))
+                .and_then(Value::as_array)
+                .map_or(&[], Vec::as_slice)
+        };
+        let (user_env, args, command) = (list("env"), list("args"), list("command"));
+        // Most workloads set none of them: then there is nothing to compare.
+        if user_env.is_empty() && args.is_empty() && command.is_empty() {
+            continue;
+        }
+        let managed = managed_env_names(values, name);
+        let arg_names = managed_arg_names(&managed, &database_names);
         for (i, entry) in user_env.iter().enumerate() {
             let Some(var) = entry.get("name").and_then(Value::as_str) else {
                 continue;
@@ -235,12 +242,7 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
                 });
             }
         }
-        for key in ["args", "command"] {
-            let list = w
-                .and_then(|w| w.get(key))
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
+        for (key, list) in [("args", args), ("command", command)] {
             for (i, arg) in list.iter().enumerate() {
                 let text = arg.as_str().unwrap_or_default();
                 if sets_workers(text) {
