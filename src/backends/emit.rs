@@ -266,13 +266,16 @@ pub fn yaml_key(k: &str) -> String {
     out
 }
 
+/// Writes `k` as a mapping key: plain when it is a word YAML reads as that string,
+/// quoted otherwise. Checked byte by byte: every byte of a non-ASCII character is
+/// outside the plain set, as the character is.
 fn write_yaml_key(out: &mut String, k: &str) {
     let plain = k
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
+        .as_bytes()
+        .first()
+        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+        && k.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-'))
         && !yaml_1_1_word(k);
     if plain {
         out.push_str(k);
@@ -629,6 +632,21 @@ pub fn document_kind(doc: &Document) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+
+    /// A key is plain when YAML reads it as that string: a letter or `_` first, then
+    /// letters, digits, `_`, `.`, `/` and `-`, and no YAML 1.1 word; any other
+    /// character, a non-ASCII letter included, is quoted.
+    #[test]
+    fn keys_are_plain_only_when_yaml_reads_them_back() {
+        for plain in ["a", "_x", "app.kubernetes.io/name", "max-surge_2", "Z9"] {
+            assert_eq!(yaml_key(plain), plain);
+        }
+        for quoted in [
+            "", "1a", "-a", ".a", "/a", "é", "aé", "éa", "a b", "a:b", "yes", "No", "null", "y",
+        ] {
+            assert_eq!(yaml_key(quoted), go_string(quoted), "{quoted}");
+        }
+    }
 
     /// The head call of a leaf loses its parentheses, written after what `out` holds;
     /// a reference, or text whose outer parentheses are not one pair, keeps them.

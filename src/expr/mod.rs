@@ -741,9 +741,10 @@ fn write_joined(out: &mut String, es: &[Expr]) {
 
 /// A Go template identifier can follow a dot: `.Values.replicaCount`.
 fn is_go_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    // Byte by byte: no byte of a non-ASCII character is an ASCII letter, digit or `_`.
+    let mut bytes = s.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 fn go_ref(path: &ValuePath) -> String {
@@ -815,6 +816,13 @@ mod tests {
             (lit(json!([1])), r#"(fromJson "[1]")"#),
             (*a(), "$.Values.a"),
             (*odd(), r#"(index $.Values "workloads" "pool-1" "x y")"#),
+            (val(&ValuePath::new(["_a1", "B_2"])), "$.Values._a1.B_2"),
+            (val(&ValuePath::new(["é"])), r#"(index $.Values "é")"#),
+            (
+                val(&ValuePath::new(["aé", "1a"])),
+                r#"(index $.Values "aé" "1a")"#,
+            ),
+            (val(&ValuePath::new([""])), r#"(index $.Values "")"#),
             (Expr::Builtin(Builtin::ReleaseName), "$.Release.Name"),
             (Expr::Not(a()), "(not $.Values.a)"),
             (
