@@ -494,47 +494,69 @@ enum Definition<'a> {
     Text(&'a Expr),
 }
 
-fn collect_named_in_expr<'a>(e: &'a Expr, out: &mut BTreeMap<&'a str, Definition<'a>>) {
-    let mut found = Vec::new();
-    e.named_templates(&mut found);
-    for (name, body) in found {
-        out.entry(name).or_insert(Definition::Text(body));
-    }
+/// The named templates a document uses that are not `known` yet, each found once:
+/// the body of a name already found or known is not walked again, since the templates
+/// it uses were found with it (a name has one body, or `_helpers.tpl` would define it
+/// wrongly for one of its uses), and every document uses the chart's few named
+/// templates many times.
+struct CollectNamed<'a, 'k> {
+    known: &'k BTreeMap<String, String>,
+    found: BTreeMap<&'a str, Definition<'a>>,
 }
 
-fn collect_named_in_node<'a>(node: &'a Node, out: &mut BTreeMap<&'a str, Definition<'a>>) {
-    match node {
-        Node::Leaf(e) => collect_named_in_expr(e, out),
-        Node::Map(parts) => collect_named_in_parts(parts, out),
-        Node::List(parts) => {
-            for part in parts {
-                match part {
-                    ListPart::Item { value, when } => {
-                        when.iter().for_each(|w| collect_named_in_expr(w, out));
-                        collect_named_in_node(value, out);
+impl<'a> CollectNamed<'a, '_> {
+    fn has(&self, name: &str) -> bool {
+        self.found.contains_key(name) || self.known.contains_key(name)
+    }
+
+    /// The named templates `e` uses, innermost first.
+    fn in_expr(&mut self, e: &'a Expr) {
+        if let Expr::Named(name, body) = e {
+            if !self.has(name) {
+                self.in_expr(body);
+                self.found.insert(name, Definition::Text(body));
+            }
+            return;
+        }
+        e.for_each_child(|child| self.in_expr(child));
+    }
+
+    fn in_node(&mut self, node: &'a Node) {
+        match node {
+            Node::Leaf(e) => self.in_expr(e),
+            Node::Map(parts) => self.in_parts(parts),
+            Node::List(parts) => {
+                for part in parts {
+                    match part {
+                        ListPart::Item { value, when } => {
+                            when.iter().for_each(|w| self.in_expr(w));
+                            self.in_node(value);
+                        }
+                        ListPart::Each { item, .. } => self.in_node(item),
+                        ListPart::ItemsOf(_) => {}
                     }
-                    ListPart::Each { item, .. } => collect_named_in_node(item, out),
-                    ListPart::ItemsOf(_) => {}
                 }
             }
         }
     }
-}
 
-fn collect_named_in_parts<'a>(parts: &'a [MapPart], out: &mut BTreeMap<&'a str, Definition<'a>>) {
-    for part in parts {
-        match part {
-            MapPart::Entry { key, value, when } => {
-                if let Key::Dynamic(k) = key {
-                    collect_named_in_expr(k, out);
+    fn in_parts(&mut self, parts: &'a [MapPart]) {
+        for part in parts {
+            match part {
+                MapPart::Entry { key, value, when } => {
+                    if let Key::Dynamic(k) = key {
+                        self.in_expr(k);
+                    }
+                    when.iter().for_each(|w| self.in_expr(w));
+                    self.in_node(value);
                 }
-                when.iter().for_each(|w| collect_named_in_expr(w, out));
-                collect_named_in_node(value, out);
-            }
-            MapPart::EntriesOf(_) => {}
-            MapPart::Named { template, parts } => {
-                collect_named_in_parts(parts, out);
-                out.entry(template).or_insert(Definition::Entries(parts));
+                MapPart::EntriesOf(_) => {}
+                MapPart::Named { template, parts } => {
+                    if !self.has(template) {
+                        self.in_parts(parts);
+                        self.found.insert(template, Definition::Entries(parts));
+                    }
+                }
             }
         }
     }
@@ -562,15 +584,14 @@ impl NamedTemplates {
     /// Adds the named templates `doc` uses that are not known yet (a document after
     /// those already added).
     pub fn add_used_by(&mut self, doc: &Document) {
-        let mut found = BTreeMap::new();
-        doc.when
-            .iter()
-            .for_each(|w| collect_named_in_expr(w, &mut found));
-        collect_named_in_node(&doc.root, &mut found);
-        for (name, definition) in found {
-            if !self.0.contains_key(name) {
-                self.0.insert(name.to_string(), definition_text(definition));
-            }
+        let mut collect = CollectNamed {
+            known: &self.0,
+            found: BTreeMap::new(),
+        };
+        doc.when.iter().for_each(|w| collect.in_expr(w));
+        collect.in_node(&doc.root);
+        for (name, definition) in collect.found {
+            self.0.insert(name.to_string(), definition_text(definition));
         }
     }
 
@@ -705,6 +726,73 @@ mod tests {
                 "labels": { ..(crate::objects::tree::entries_of(&ValuePath::new(["labels"]))) },
             }),
         }
+    }
+
+    /// Every named template a document uses is collected once, with the body of its
+    /// first use: one used inside another's body, used again, or known from an earlier
+    /// document, and a named map of entries.
+    #[test]
+    fn each_named_template_is_collected_once_with_its_body() {
+        use crate::expr::{lit, named, val, ValuePath};
+        use crate::objects::tree::{Document, Node};
+        let inner = || named("inner".into(), val(&ValuePath::new(["a"])));
+        let outer = || named("outer".into(), Expr::Concat(vec![inner(), lit("-x")]));
+        let entries = vec![MapPart::Entry {
+            key: Key::Static("k".into()),
+            value: Node::Leaf(inner()),
+            when: None,
+        }];
+        let first = Document {
+            file: "a.yaml".into(),
+            when: Some(outer()),
+            root: Node::Map(vec![
+                MapPart::Entry {
+                    key: Key::Static("x".into()),
+                    value: Node::Leaf(Expr::Concat(vec![outer(), outer(), inner()])),
+                    when: None,
+                },
+                MapPart::Named {
+                    template: "entries".into(),
+                    parts: entries,
+                },
+            ]),
+        };
+        let second = Document {
+            file: "b.yaml".into(),
+            when: None,
+            root: Node::Map(vec![
+                MapPart::Entry {
+                    key: Key::Static("y".into()),
+                    value: Node::Leaf(named("inner".into(), lit("another body"))),
+                    when: None,
+                },
+                MapPart::Named {
+                    template: "entries".into(),
+                    parts: Vec::new(),
+                },
+            ]),
+        };
+        let named = NamedTemplates::of_documents(&[first.clone(), second.clone()]);
+        let texts: Vec<(&str, &str)> = named
+            .0
+            .iter()
+            .map(|(name, text)| (name.as_str(), text.as_str()))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("entries", "k: {{ include \"inner\" $ | toJson }}\n"),
+                ("inner", "{{ $.Values.a }}\n"),
+                ("outer", "{{ print (include \"inner\" $) \"-x\" }}\n"),
+            ]
+        );
+        // The second document alone has its own bodies.
+        let alone = NamedTemplates::of_documents(&[second]);
+        assert_eq!(alone.0["inner"], "{{ \"another body\" }}\n");
+        assert_eq!(alone.0["entries"], "");
+        let mut known = NamedTemplates::of_documents(std::slice::from_ref(&first));
+        known.add_used_by(&first);
+        assert_eq!(known, NamedTemplates::of_documents(&[first]));
     }
 
     #[test]

@@ -193,7 +193,7 @@ impl Expr {
     /// visit rather than a list: the walks over every expression of a chart
     /// (`_helpers.tpl`'s named templates, the values paths read) allocated a list
     /// for each expression with operands.
-    fn for_each_child<'e>(&'e self, mut f: impl FnMut(&'e Expr)) {
+    pub(crate) fn for_each_child<'e>(&'e self, mut f: impl FnMut(&'e Expr)) {
         match self {
             Expr::Lit(_) | Expr::Ref(_) | Expr::Builtin(_) | Expr::Item | Expr::ItemField(_) => {}
             Expr::Not(a)
@@ -687,14 +687,6 @@ impl Expr {
                     digest.iter().map(|b| format!("{b:02x}")).collect(),
                 ))
             }
-        }
-    }
-
-    /// The named templates the expression uses, by name, innermost first.
-    pub fn named_templates<'e>(&'e self, out: &mut Vec<(&'e str, &'e Expr)>) {
-        self.for_each_child(|child| child.named_templates(out));
-        if let Expr::Named(name, body) = self {
-            out.push((name.as_str(), body));
         }
     }
 }
