@@ -66,12 +66,17 @@ impl std::fmt::Display for Num {
     /// A whole number (most coordinates) is written from its integer: `{:.1}` of one
     /// takes Rust's slowest float path.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let v = self.0;
-        if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
-            return write!(f, "{}.0", v as i64);
+        match whole(self.0) {
+            Some(n) => write!(f, "{n}.0"),
+            None => write!(f, "{:.1}", self.0),
         }
-        write!(f, "{v:.1}")
     }
+}
+
+/// `v` as an integer when `{:.1}` of it is that integer and `.0`: a whole number below
+/// 10^15 in magnitude, but not minus zero (which `{:.1}` writes `-0.0`).
+fn whole(v: f64) -> Option<i64> {
+    (v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative())).then_some(v as i64)
 }
 
 /// What the header line of a budget says.
@@ -341,6 +346,24 @@ mod tests {
         for v in cases {
             assert_eq!(num(v).to_string(), format!("{v:.1}"), "{v:e}");
         }
+    }
+
+    /// The integer path takes whole numbers below 10^15 in magnitude, zero but not minus
+    /// zero; fractions, larger numbers and what is not a number go to the float path.
+    #[test]
+    fn whole_numbers_below_ten_to_the_fifteen_take_the_integer_path() {
+        assert_eq!(whole(0.0), Some(0));
+        assert_eq!(whole(-0.0), None);
+        assert_eq!(whole(-1.0), Some(-1));
+        assert_eq!(whole(742.0), Some(742));
+        assert_eq!(whole(1e15 - 1.0), Some(999_999_999_999_999));
+        assert_eq!(whole(-(1e15 - 1.0)), Some(-999_999_999_999_999));
+        assert_eq!(whole(1e15), None);
+        assert_eq!(whole(-1e15), None);
+        assert_eq!(whole(0.5), None);
+        assert_eq!(whole(-2.25), None);
+        assert_eq!(whole(f64::INFINITY), None);
+        assert_eq!(whole(f64::NAN), None);
     }
     use super::*;
     use crate::capacity::breakdown::Part;
