@@ -54,54 +54,99 @@ impl<'a> Term<'a> {
 }
 
 /// Splits an action's pipeline into terms; `None` if it does not tokenize (then the
-/// line is left as it is). Words are slices of `text`.
+/// line is left as it is). Words are slices of `text`. Whitespace is what
+/// [`char::is_whitespace`] calls so; the text is read a byte at a time, and a character
+/// of more than one byte is decoded only to ask whether it is whitespace (no byte of
+/// one is a quote, a parenthesis or a backslash).
 fn parse_terms(text: &str) -> Option<Vec<Term<'_>>> {
+    let bytes = text.as_bytes();
     let mut stack: Vec<Vec<Term<'_>>> = vec![Vec::new()];
-    let mut chars = text.char_indices().peekable();
-    while let Some(&(start, c)) = chars.peek() {
-        match c {
-            c if c.is_whitespace() => {
-                chars.next();
-            }
-            '(' => {
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'(' => {
                 stack.push(Vec::new());
-                chars.next();
+                i += 1;
             }
-            ')' => {
+            b')' => {
                 let call = stack.pop()?;
                 stack.last_mut()?.push(Term::call(call));
-                chars.next();
+                i += 1;
             }
-            '"' | '`' | '\'' => {
-                chars.next();
-                let mut end = None;
-                while let Some((i, d)) = chars.next() {
-                    if d == '\\' && c != '`' {
-                        chars.next();
-                    } else if d == c {
-                        end = Some(i + d.len_utf8());
-                        break;
-                    }
+            quote @ (b'"' | b'`' | b'\'') => {
+                let end = quoted_end(bytes, i + 1, quote)?;
+                stack.last_mut()?.push(Term::Word(&text[i..end]));
+                i = end;
+            }
+            _ => match whitespace_len(text, i) {
+                Some(len) => i += len,
+                None => {
+                    let end = word_end(text, i);
+                    stack.last_mut()?.push(Term::Word(&text[i..end]));
+                    i = end;
                 }
-                stack.last_mut()?.push(Term::Word(&text[start..end?]));
-            }
-            _ => {
-                let mut end = text.len();
-                while let Some(&(i, d)) = chars.peek() {
-                    if d.is_whitespace() || matches!(d, '(' | ')' | '"' | '`' | '\'') {
-                        end = i;
-                        break;
-                    }
-                    chars.next();
-                }
-                stack.last_mut()?.push(Term::Word(&text[start..end]));
-            }
+            },
         }
     }
     if stack.len() != 1 {
         return None;
     }
     stack.pop()
+}
+
+/// The index just past the `quote` closing a literal whose text starts at `from`;
+/// a backslash escapes the next character except in a raw (backquoted) string.
+/// `None` when the literal is not closed.
+fn quoted_end(bytes: &[u8], from: usize, quote: u8) -> Option<usize> {
+    let mut i = from;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && quote != b'`' {
+            i += 2;
+        } else if bytes[i] == quote {
+            return Some(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+/// The length of the whitespace character at byte `at` of `text` (a character's
+/// start), or `None` when it is not whitespace.
+fn whitespace_len(text: &str, at: usize) -> Option<usize> {
+    let byte = text.as_bytes()[at];
+    if byte.is_ascii() {
+        return char::from(byte).is_whitespace().then_some(1);
+    }
+    let c = text[at..].chars().next()?;
+    c.is_whitespace().then_some(c.len_utf8())
+}
+
+/// The index where the word starting at `from` ends: at whitespace, a parenthesis,
+/// a quote, or the end of `text`.
+fn word_end(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = from;
+    while i < bytes.len() {
+        let byte = bytes[i];
+        if byte.is_ascii() {
+            // The ASCII characters `char::is_whitespace` takes: tab, line feed,
+            // vertical tab, form feed, carriage return and space.
+            if matches!(
+                byte,
+                b'(' | b')' | b'"' | b'`' | b'\'' | b'\t'..=b'\r' | b' '
+            ) {
+                return i;
+            }
+            i += 1;
+        } else {
+            match whitespace_len(text, i) {
+                Some(_) => return i,
+                None => i += text[i..].chars().next().map_or(1, char::len_utf8),
+            }
+        }
+    }
+    i
 }
 
 /// Lays out the terms of an action's pipeline on one line (`if`, `toString`, `|`
@@ -213,7 +258,8 @@ fn next_line_over_limit(text: &[u8], mut from: usize) -> Option<(usize, usize)> 
 /// One long line, its actions broken.
 fn wrap_line(line: &str) -> String {
     let indent = line.len() - line.trim_start().len();
-    let mut out = String::new();
+    // Broken lines add a newline and an indent per argument: room for a quarter more.
+    let mut out = String::with_capacity(line.len() + line.len() / 4);
     let mut rest = line;
     while let Some(open) = rest.find("{{") {
         let (before, from) = rest.split_at(open);
@@ -287,7 +333,8 @@ fn wrap_action(action: &str, indent: usize, column: usize) -> String {
     let Some(terms) = parse_terms(inner) else {
         return action.to_string();
     };
-    let mut out = String::from(open);
+    let mut out = String::with_capacity(action.len() + action.len() / 4);
+    out.push_str(open);
     layout_terms(&terms, column + open.len(), indent + 2, &mut out);
     out.push_str(close);
     out
@@ -296,6 +343,126 @@ fn wrap_action(action: &str, indent: usize, column: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The terms of `text` as the first parser found them, a character at a time:
+    /// the reference [`parse_terms`] is held to.
+    fn terms_by_characters(text: &str) -> Option<Vec<Term<'_>>> {
+        let mut stack: Vec<Vec<Term<'_>>> = vec![Vec::new()];
+        let mut chars = text.char_indices().peekable();
+        while let Some(&(start, c)) = chars.peek() {
+            match c {
+                c if c.is_whitespace() => {
+                    chars.next();
+                }
+                '(' => {
+                    stack.push(Vec::new());
+                    chars.next();
+                }
+                ')' => {
+                    let call = stack.pop()?;
+                    stack.last_mut()?.push(Term::call(call));
+                    chars.next();
+                }
+                '"' | '`' | '\'' => {
+                    chars.next();
+                    let mut end = None;
+                    while let Some((i, d)) = chars.next() {
+                        if d == '\\' && c != '`' {
+                            chars.next();
+                        } else if d == c {
+                            end = Some(i + d.len_utf8());
+                            break;
+                        }
+                    }
+                    stack.last_mut()?.push(Term::Word(&text[start..end?]));
+                }
+                _ => {
+                    let mut end = text.len();
+                    while let Some(&(i, d)) = chars.peek() {
+                        if d.is_whitespace() || matches!(d, '(' | ')' | '"' | '`' | '\'') {
+                            end = i;
+                            break;
+                        }
+                        chars.next();
+                    }
+                    stack.last_mut()?.push(Term::Word(&text[start..end]));
+                }
+            }
+        }
+        if stack.len() != 1 {
+            return None;
+        }
+        stack.pop()
+    }
+
+    /// Read a byte at a time, an action splits into the terms a character at a time
+    /// gives: on texts of quotes, escapes, parentheses, ASCII and other whitespace
+    /// (vertical tab, no-break and ideographic spaces) and characters of two to four
+    /// bytes, unclosed literals and unbalanced parentheses included.
+    #[test]
+    fn terms_read_by_bytes_are_the_terms_read_by_characters() {
+        use proptest::prelude::*;
+        let pieces = [
+            "(",
+            ")",
+            "\"",
+            "`",
+            "'",
+            "\\",
+            " ",
+            "\t",
+            "\n",
+            "\u{b}",
+            "\u{c}",
+            "\r",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{85}",
+            "a",
+            "include",
+            "$.Values.x",
+            "|",
+            "é",
+            "€",
+            "\u{1f600}",
+            "-",
+            "}}",
+        ];
+        let texts = proptest::collection::vec(0..pieces.len(), 0..24)
+            .prop_map(move |picks| picks.into_iter().map(|i| pieces[i]).collect::<String>());
+        let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+            cases: 4000,
+            ..proptest::test_runner::Config::default()
+        });
+        runner
+            .run(&texts, |text| {
+                prop_assert_eq!(parse_terms(&text), terms_by_characters(&text), "{:?}", text);
+                Ok(())
+            })
+            .unwrap();
+        for text in [
+            "include \"x\" $",
+            "printf \"%s\\\"\" `a\\` 'c'",
+            "a\u{a0}b\u{3000}(c\u{b}d)",
+            "\"open",
+            "(a",
+            "a)",
+            "",
+        ] {
+            assert_eq!(parse_terms(text), terms_by_characters(text), "{text:?}");
+        }
+        assert_eq!(
+            parse_terms("a\u{a0}b"),
+            Some(vec![Term::Word("a"), Term::Word("b")])
+        );
+        assert_eq!(
+            parse_terms("x\u{b}(y \"\\\"\")"),
+            Some(vec![
+                Term::Word("x"),
+                Term::call(vec![Term::Word("y"), Term::Word("\"\\\"\"")])
+            ])
+        );
+    }
 
     #[test]
     fn flat_len_is_the_length_of_the_flat_text() {
