@@ -10,7 +10,7 @@
 //! is below `replicaCount` (or the enabled autoscaler's `minReplicas`), enumerated over
 //! every count a plan allows.
 
-use super::typed_values::api_workloads;
+use super::typed_values::TypedWorkloads;
 use super::{Finding, Severity};
 use crate::model::{ApiValues, DisruptionBudget, IntOrString};
 use crate::spec::Spec;
@@ -20,10 +20,10 @@ use serde_json::Value;
 
 /// The rule on every api workload, and on the PodDisruptionBudget of every workload
 /// that has one.
-pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
-    let mut out: Vec<Finding> = api_workloads(spec, values)
-        .into_iter()
-        .flat_map(|(name, api)| drain(name, &api))
+pub fn check(spec: &Spec, values: &Value, typed: &TypedWorkloads) -> Vec<Finding> {
+    let mut out: Vec<Finding> = typed
+        .api()
+        .flat_map(|(name, api)| drain(name, api))
         .collect();
     for (name, workload) in spec.workloads.all() {
         let class = workload.class();
@@ -155,6 +155,11 @@ fn drain(name: &str, api: &ApiValues) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rule on `values`, its api workloads read as the registry reads them.
+    fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
+        super::check(spec, values, &TypedWorkloads::read(spec, values))
+    }
     use crate::guards::testing::{example, places, values, with};
     use serde_json::json;
 

@@ -41,7 +41,7 @@ pub use registry::{
     check_guards, check_guards_with, readme_rule_list, sorted_findings, spec_rule_findings,
     value_rule_findings, whole_number_rule_findings, Rule, RULES,
 };
-pub use typed_values::workload_values;
+pub use typed_values::TypedWorkloads;
 
 #[cfg(test)]
 pub(crate) mod testing;

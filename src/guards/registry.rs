@@ -3,6 +3,7 @@
 //! [`check_guards`] runs it; the chart README's contract table and the rule list in
 //! the repository's README are generated from it ([`readme_rule_list`]).
 
+use super::typed_values::TypedWorkloads;
 use super::Finding;
 use super::{
     bundled, capacity, drain, env_unique, exposed_port, job_partition, managed_env, names,
@@ -24,6 +25,10 @@ pub enum Check {
     /// number an integer ([`crate::values::WholeNumbers`]): the second half of the
     /// guards `render` runs on another core ([`whole_number_rule_findings`]).
     WholeNumbers(fn(&Spec, &Value) -> Vec<Finding>),
+    /// A function of the values and of the workloads read into the typed model once
+    /// per preset ([`TypedWorkloads`]), shared by reference with every check of this
+    /// kind; run with those of [`Check::WholeNumbers`].
+    Typed(fn(&Spec, &Value, &TypedWorkloads) -> Vec<Finding>),
     /// The rule's share of the one capacity computation both capacity rules read
     /// ([`capacity::capacity_findings`]), done once per preset by [`check_guards`].
     Capacity,
@@ -38,6 +43,7 @@ impl Rule {
             Some(Check::Spec(check)) => check(spec),
             Some(Check::Values(check)) => check(spec, values),
             Some(Check::WholeNumbers(check)) => check(spec, values),
+            Some(Check::Typed(check)) => check(spec, values, &TypedWorkloads::read(spec, values)),
             Some(Check::Capacity) => {
                 capacity::only(self.id, capacity::capacity_findings(spec, values))
             }
@@ -96,7 +102,7 @@ pub const RULES: &[Rule] = &[
         refuses: "a pool with more than one replica (or an HPA up to two or more) and neither leader election nor claiming",
         install_time: "if/then: `replicaCount` >= 2, or an HPA on with `maxReplicas` >= 2, requires `leaderElection` or `claiming`",
         beyond: "turn on `leaderElection` (failover) or `claiming` (parallel)",
-        check: Some(Check::WholeNumbers(single_leader::check)),
+        check: Some(Check::Typed(single_leader::check)),
     },
     Rule {
         id: "autoscaling.one-autoscaler",
@@ -110,7 +116,7 @@ pub const RULES: &[Rule] = &[
         refuses: "a grace period shorter than drain + shutdown; a PodDisruptionBudget allowing 0 unavailable (`maxUnavailable` 0, or `minAvailable` at least the workload's fewest pods)",
         install_time: "interval: `drainSeconds` and `shutdownSeconds` at most the plan's, `terminationGracePeriodSeconds` at least their sum; an enabled budget's `maxUnavailable` is not 0 or `0%`, and its `minAvailable` is below `replicaCount` or the autoscaler's `minReplicas`, enumerated over every count a plan allows",
         beyond: "add a preset with the longer drain and its grace period, and regenerate",
-        check: Some(Check::WholeNumbers(drain::check)),
+        check: Some(Check::Typed(drain::check)),
     },
     Rule {
         id: "service.exposed-port",
@@ -202,7 +208,7 @@ pub const RULES: &[Rule] = &[
         refuses: "values that do not fit the typed model (the guards could not check them)",
         install_time: "bound: every integer at most 2147483647, percentages by pattern, so every accepted value fits the types",
         beyond: "none",
-        check: Some(Check::WholeNumbers(typed_values::check)),
+        check: Some(Check::Typed(typed_values::check)),
     },
 ];
 
@@ -248,11 +254,18 @@ pub fn value_rule_findings(spec: &Spec, values: &Value) -> Vec<Finding> {
 }
 
 /// The findings of the rules that read the values into the typed model
-/// ([`Check::WholeNumbers`]).
+/// ([`Check::WholeNumbers`] and [`Check::Typed`]), in the rules' order; the workloads
+/// are read once for all of them.
 pub fn whole_number_rule_findings(spec: &Spec, values: &Value) -> Vec<Finding> {
-    findings_of_rules(spec, values, |check| {
-        matches!(check, Check::WholeNumbers(_))
-    })
+    let typed = TypedWorkloads::read(spec, values);
+    RULES
+        .iter()
+        .flat_map(|rule| match rule.check {
+            Some(Check::WholeNumbers(check)) => check(spec, values),
+            Some(Check::Typed(check)) => check(spec, values, &typed),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 /// The findings ([`Rule::findings`]) of every rule whose check is of the kind `kind`
@@ -441,7 +454,10 @@ mod tests {
         }
         for f in &whole_rules {
             assert!(
-                matches!(kind_of(f.rule), Some(Some(Check::WholeNumbers(_)))),
+                matches!(
+                    kind_of(f.rule),
+                    Some(Some(Check::WholeNumbers(_) | Check::Typed(_)))
+                ),
                 "{}",
                 f.rule
             );

@@ -6,19 +6,16 @@
 //! `replicaCount` >= 2, or an HPA on with `maxReplicas` >= 2, requires
 //! `leaderElection` or `claiming`.
 
-use super::typed_values::workload_values;
+use super::typed_values::TypedWorkloads;
 use super::{Finding, Severity};
 use crate::spec::Spec;
 use serde_json::Value;
 
 /// `pool.single-leader`: a pool with more than one replica needs leader election or
-/// per-job claiming.
-pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
+/// per-job claiming. The pools are `typed`'s (those whose values fit the model).
+pub fn check(_spec: &Spec, _values: &Value, typed: &TypedWorkloads) -> Vec<Finding> {
     let mut out = Vec::new();
-    for name in spec.workloads.pool.keys() {
-        let Some(pool) = workload_values::<crate::model::PoolValues>(values, name) else {
-            continue;
-        };
+    for (name, pool) in typed.pools() {
         let hpa = &pool.autoscaling;
         let (replicas, path) = if hpa.enabled {
             (
@@ -47,6 +44,11 @@ pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rule on `values`, its pools read as the registry reads them.
+    fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
+        super::check(spec, values, &TypedWorkloads::read(spec, values))
+    }
     use crate::guards::testing::{example, places, values, with};
     use serde_json::json;
 

@@ -7,74 +7,133 @@
 //! integer by 2147483647 and checks percentages by pattern, so every value Helm
 //! accepts fits the types.
 //!
-//! [`workload_values`] and [`api_workloads`], the typed reads the other guards use,
-//! live here beside the rule that makes them safe.
+//! [`TypedWorkloads`], the one typed read of a preset's workloads that this rule and
+//! the other guards of the typed model share, lives here beside the rule that makes
+//! it safe.
 
 use super::{Finding, Severity};
-use crate::model::ApiValues;
-use crate::spec::{Spec, WorkloadClass};
+use crate::model::{ApiValues, JobsValues, MigrateValues, PoolValues, WorkerValues};
+use crate::spec::{Spec, WorkloadRef};
 use crate::values::WholeNumbers;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-/// The typed values of one workload, read in place through [`WholeNumbers`], or
-/// `None` if they do not fit the type (the values schema is checked before the
-/// guards, so that does not happen in practice).
-pub fn workload_values<T: DeserializeOwned>(values: &Value, name: &str) -> Option<T> {
-    T::deserialize(WholeNumbers(values.get("workloads")?.get(name)?)).ok()
+/// One preset's workloads read into the typed model once, each whole number an
+/// integer ([`WholeNumbers`]), and shared by reference with every guard that reads
+/// them ([`Check::Typed`](super::registry::Check::Typed)): `values.types` reports the
+/// workloads that do not fit, the others check the ones that do.
+pub struct TypedWorkloads<'s> {
+    /// Every workload of the spec, in [`Workloads::all`](crate::spec::Workloads::all)'s
+    /// order (by class, then by name): `None` when the values have none, the
+    /// deserializer's message when they do not fit.
+    each: Vec<(&'s str, Option<Result<Typed, String>>)>,
 }
 
-/// Every api workload whose values fit [`ApiValues`], in the spec's order.
-pub fn api_workloads<'a>(spec: &'a Spec, values: &Value) -> Vec<(&'a str, ApiValues)> {
-    spec.workloads
-        .all()
-        .into_iter()
-        .filter(|(_, workload)| workload.class() == WorkloadClass::Api)
-        .filter_map(|(name, _)| Some((name, workload_values::<ApiValues>(values, name)?)))
-        .collect()
+/// One workload's values in the type of its class, kept for the classes a guard
+/// reads typed (api and pool). The variants differ in size; they live side by side
+/// in one vector, allocated once, where a box each would be one more allocation per
+/// workload.
+#[allow(clippy::large_enum_variant)]
+enum Typed {
+    Api(ApiValues),
+    Pool(PoolValues),
+    /// A jobs, worker or migrate workload's values: read to know that they fit, not
+    /// kept, as no guard reads them typed.
+    Fits,
+}
+
+impl<'s> TypedWorkloads<'s> {
+    /// Reads every workload of `spec` from `values.workloads`.
+    pub fn read(spec: &'s Spec, values: &Value) -> Self {
+        let workloads = values.get("workloads");
+        let each = spec
+            .workloads
+            .all()
+            .into_iter()
+            .map(|(name, workload)| {
+                let typed = workloads
+                    .and_then(|w| w.get(name))
+                    .map(|raw| match workload {
+                        WorkloadRef::Api(_) => typed(raw).map(Typed::Api),
+                        WorkloadRef::Jobs(_) => typed::<JobsValues>(raw).map(|_| Typed::Fits),
+                        WorkloadRef::Pool(_) => typed(raw).map(Typed::Pool),
+                        WorkloadRef::Worker(_) => typed::<WorkerValues>(raw).map(|_| Typed::Fits),
+                        WorkloadRef::Migrate(_) => typed::<MigrateValues>(raw).map(|_| Typed::Fits),
+                    });
+                (name, typed)
+            })
+            .collect();
+        TypedWorkloads { each }
+    }
+
+    /// The workloads whose values fit, in the spec's order.
+    fn fitting(&self) -> impl Iterator<Item = (&'s str, &Typed)> + '_ {
+        self.each
+            .iter()
+            .filter_map(|(name, typed)| Some((*name, typed.as_ref()?.as_ref().ok()?)))
+    }
+
+    /// Every api workload whose values fit [`ApiValues`], in the spec's order.
+    pub fn api(&self) -> impl Iterator<Item = (&'s str, &ApiValues)> + '_ {
+        self.fitting().filter_map(|(name, typed)| match typed {
+            Typed::Api(api) => Some((name, api)),
+            _ => None,
+        })
+    }
+
+    /// Every pool whose values fit [`PoolValues`], in the spec's order.
+    pub fn pools(&self) -> impl Iterator<Item = (&'s str, &PoolValues)> + '_ {
+        self.fitting().filter_map(|(name, typed)| match typed {
+            Typed::Pool(pool) => Some((name, pool)),
+            _ => None,
+        })
+    }
+}
+
+/// `raw` read as `T`, or the deserializer's message.
+fn typed<T: DeserializeOwned>(raw: &Value) -> Result<T, String> {
+    T::deserialize(WholeNumbers(raw)).map_err(|e| e.to_string())
+}
+
+/// The finding of a part of the values at `path` that does not fit its type.
+fn unfit(path: String, error: &str) -> Finding {
+    Finding {
+        rule: "values.types",
+        severity: Severity::Error,
+        path,
+        message: format!("the values do not fit the chart's types ({error}); the guards cannot check them"),
+        arithmetic: None,
+        hint: "use whole numbers from 0 to 2147483647 for counts and sizes, and the documented forms elsewhere (`values.schema.json` says which)".into(),
+    }
 }
 
 fn fits<T: DeserializeOwned>(path: &str, value: Option<&Value>) -> Option<Finding> {
-    let e = T::deserialize(WholeNumbers(value?)).err()?;
-    Some(Finding {
-        rule: "values.types",
-        severity: Severity::Error,
-        path: path.to_string(),
-        message: format!("the values do not fit the chart's types ({e}); the guards cannot check them"),
-        arithmetic: None,
-        hint: "use whole numbers from 0 to 2147483647 for counts and sizes, and the documented forms elsewhere (`values.schema.json` says which)".into(),
-    })
+    let error = typed::<T>(value?).err()?;
+    Some(unfit(path.to_string(), &error))
 }
 
 /// `values.types`: every part of the values the guards read deserializes into its
-/// typed model, so no guard falls back to a default (a budget read as 0, say).
-pub fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
+/// typed model, so no guard falls back to a default (a budget read as 0, say). The
+/// workloads are `typed`'s, read once for every guard.
+pub fn check(spec: &Spec, values: &Value, typed: &TypedWorkloads) -> Vec<Finding> {
     use crate::model::{
-        DependencyCapacity, JobsValues, MigrateValues, PoolValues, PostgresPooler, Scheduling,
-        SharedStoreValues, StartupSettings, WorkerValues,
+        DependencyCapacity, PostgresPooler, Scheduling, SharedStoreValues, StartupSettings,
     };
     let mut out = Vec::new();
-    for (name, workload) in spec.workloads.all() {
+    for (name, read) in &typed.each {
         let path = format!("workloads.{name}");
-        let raw = values.get("workloads").and_then(|w| w.get(name));
-        if raw.is_none() {
-            out.push(Finding {
+        match read {
+            None => out.push(Finding {
                 rule: "values.types",
                 severity: Severity::Error,
                 path: path.clone(),
                 message: "the workload's values are missing".into(),
                 arithmetic: None,
                 hint: format!("keep `{path}` (a `null` deletes it)"),
-            });
-            continue;
+            }),
+            Some(Err(error)) => out.push(unfit(path, error)),
+            Some(Ok(_)) => {}
         }
-        out.extend(match workload.class() {
-            WorkloadClass::Api => fits::<ApiValues>(&path, raw),
-            WorkloadClass::Jobs => fits::<JobsValues>(&path, raw),
-            WorkloadClass::Pool => fits::<PoolValues>(&path, raw),
-            WorkloadClass::Worker => fits::<WorkerValues>(&path, raw),
-            WorkloadClass::Migrate => fits::<MigrateValues>(&path, raw),
-        });
     }
     out.extend(fits::<DependencyCapacity>(
         "dependencyCapacity",
@@ -108,6 +167,11 @@ mod tests {
 
     fn at(path: &str) -> Vec<(&'static str, String)> {
         vec![("values.types", path.to_string())]
+    }
+
+    /// The rule on `values`, its workloads read as the registry reads them.
+    fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
+        super::check(spec, values, &TypedWorkloads::read(spec, values))
     }
 
     #[test]
@@ -197,31 +261,44 @@ mod tests {
     }
 
     #[test]
-    fn workload_values_reads_one_workload_typed_or_not_at_all() {
+    fn each_workload_is_read_once_typed_missing_or_not_fitting() {
         let spec = example("agent-platform");
         let v = with(
             values(&spec, None),
-            &[("workloads.api.replicaCount", json!(3.0))],
+            &[
+                ("workloads.api.drainSeconds", json!(45.0)),
+                ("workloads.ingest.replicaCount", json!(3.0)),
+            ],
         );
-        let api: ApiValues = workload_values(&v, "api").unwrap();
-        assert_eq!(api.replica_count, 3);
-        assert_eq!(workload_values::<ApiValues>(&v, "nowhere"), None);
-        let bad = with(v, &[("workloads.api.replicaCount", json!(-3.0))]);
-        assert_eq!(workload_values::<ApiValues>(&bad, "api"), None);
-    }
-
-    #[test]
-    fn api_workloads_are_the_api_class_only_with_their_values() {
-        let spec = example("agent-platform");
-        let v = with(
-            values(&spec, None),
-            &[("workloads.api.drainSeconds", json!(45.0))],
+        let typed = TypedWorkloads::read(&spec, &v);
+        let names: Vec<&str> = spec.workloads.all().into_iter().map(|(n, _)| n).collect();
+        let read: Vec<&str> = typed.each.iter().map(|(n, _)| *n).collect();
+        assert_eq!(read, names);
+        let apis: Vec<(&str, u32)> = typed.api().map(|(n, a)| (n, a.drain_seconds)).collect();
+        assert_eq!(apis, [("api", 45)]);
+        let pools: Vec<(&str, u32)> = typed.pools().map(|(n, p)| (n, p.replica_count)).collect();
+        assert!(pools.contains(&("ingest", 3)), "{pools:?}");
+        assert_eq!(pools.len(), spec.workloads.pool.len());
+        // A workload whose values do not fit is in neither list; one without values
+        // is missing.
+        let bad = with(
+            v.clone(),
+            &[
+                ("workloads.api.drainSeconds", json!(-1.0)),
+                ("workloads.ingest.replicaCount", json!(0.5)),
+            ],
         );
-        let apis = api_workloads(&spec, &v);
-        assert_eq!(apis.len(), 1);
-        assert_eq!(apis[0].0, "api");
-        assert_eq!(apis[0].1.drain_seconds, 45);
-        let bad = with(v, &[("workloads.api.drainSeconds", json!(-1.0))]);
-        assert!(api_workloads(&spec, &bad).is_empty());
+        let typed = TypedWorkloads::read(&spec, &bad);
+        assert_eq!(typed.api().count(), 0);
+        assert!(typed.pools().all(|(n, _)| n != "ingest"));
+        assert_eq!(typed.pools().count(), spec.workloads.pool.len() - 1);
+        let mut gone = v;
+        gone["workloads"].as_object_mut().unwrap().remove("api");
+        let typed = TypedWorkloads::read(&spec, &gone);
+        assert!(matches!(
+            typed.each.iter().find(|(n, _)| *n == "api"),
+            Some((_, None))
+        ));
+        assert_eq!(places(&check(&spec, &gone)), at("workloads.api"));
     }
 }
