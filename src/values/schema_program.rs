@@ -241,7 +241,7 @@ fn properties_of<'p, 'v>(
 where
     'v: 'p,
 {
-    let search = properties.len().saturating_mul(4) < object.len();
+    let search = searched(properties.len(), object.len());
     let mut rest = object.iter().peekable();
     properties.iter().map(move |&(name, node)| {
         if search {
@@ -255,8 +255,21 @@ where
     })
 }
 
-/// Whether every name (in ascending order) is a key of `object`.
+/// Whether `names` names are looked up in an object of `keys` keys one by one (a
+/// search each) rather than found by one walk along its sorted keys: when they are
+/// fewer than a quarter of the keys. Either way gives the same answer.
+fn searched(names: usize, keys: usize) -> bool {
+    names.saturating_mul(4) < keys
+}
+
+/// Whether every name (in ascending order) is a key of `object`: walked side by side
+/// along both sorted lists, or searched when the names are a few of a large object
+/// (a rule's `required: [workloads]`, then `[<one workload>]` of hundreds, would
+/// otherwise walk past every workload before it).
 fn all_present(names: &[&str], object: &Map<String, Value>) -> bool {
+    if searched(names.len(), object.len()) {
+        return names.iter().all(|name| object.contains_key(*name));
+    }
     let mut keys = object.keys().peekable();
     names.iter().all(|&name| {
         while keys.next_if(|k| k.as_str() < name).is_some() {}
@@ -442,6 +455,47 @@ mod tests {
     use crate::values::schema_verdict::schema_verdict;
     use proptest::prelude::*;
     use serde_json::json;
+
+    /// A few names of a large object are searched, more are found by a walk: fewer
+    /// than a quarter of the keys is few.
+    #[test]
+    fn a_few_names_of_a_large_object_are_searched() {
+        assert!(!searched(1, 4));
+        assert!(searched(1, 5));
+        assert!(!searched(2, 8));
+        assert!(searched(2, 9));
+        assert!(searched(0, 1));
+        assert!(!searched(0, 0));
+        assert!(!searched(usize::MAX, usize::MAX));
+        assert!(!searched(usize::MAX / 2, usize::MAX));
+    }
+
+    /// Searched or walked, names are present exactly when each is a key.
+    #[test]
+    fn names_are_present_by_search_and_by_walk_alike() {
+        let object: Map<String, Value> = (0..12).map(|i| (format!("k{i:02}"), json!(i))).collect();
+        for (names, present) in [
+            (vec!["k03"], true),
+            (vec!["k11"], true),
+            (vec!["k00", "k11"], true),
+            (vec!["k04x"], false),
+            (vec!["a"], false),
+            (vec!["k03", "z"], false),
+            (vec!["k00", "k01", "k02", "k03"], true),
+            (vec!["k00", "k01", "k02", "k02x"], false),
+            (
+                vec!["k00", "k01", "k02", "k03", "k04", "k05", "k06", "k07"],
+                true,
+            ),
+            (
+                vec!["k00", "k01", "k02", "k03", "k04", "k05", "k06", "z"],
+                false,
+            ),
+            (vec![], true),
+        ] {
+            assert_eq!(all_present(&names, &object), present, "{names:?}");
+        }
+    }
 
     /// The program's verdict on each value is the walk's.
     fn same_as_the_walk(schema: &Value, values: &[Value]) {
