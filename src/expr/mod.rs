@@ -765,12 +765,28 @@ fn write_go_ref(out: &mut String, path: &ValuePath) {
 /// A Go string literal. Go's double-quoted literal accepts the same escapes JSON
 /// uses for the characters that need one.
 pub fn go_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))
+    let mut out = String::with_capacity(s.len() + 2);
+    write_go_string(&mut out, s);
+    out
 }
 
-/// [`go_string`] appended to `out`.
+/// Whether JSON writes `byte` escaped: a quote, a backslash or a control character.
+fn json_escapes(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+/// [`go_string`] appended to `out`. A string with nothing JSON escapes (a quote, a
+/// backslash, a control character), as keys and names are, is quoted as it is;
+/// any other is written by `serde_json`.
 fn write_go_string(out: &mut String, s: &str) {
-    out.push_str(&go_string(s));
+    if !s.bytes().any(json_escapes) {
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\"")));
+    }
 }
 
 fn write_go_literal(out: &mut String, v: &Value) {
@@ -791,6 +807,44 @@ fn write_go_literal(out: &mut String, v: &Value) {
 
 #[cfg(test)]
 mod tests {
+
+    /// A Go string literal is what `serde_json` writes for the string, whether it is
+    /// quoted as it is or escaped: every character below 0x80 alone and between
+    /// others, and characters of two to four bytes.
+    #[test]
+    fn go_strings_are_the_json_strings() {
+        let mut cases: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
+        cases.extend((0u8..0x80).map(|b| format!("pool-{}x", char::from(b))));
+        cases.extend(
+            [
+                "",
+                "workloads",
+                "x y",
+                "é",
+                "\u{2028}",
+                "\u{1f600}",
+                "a\"b\\c",
+                "<&>",
+                "\u{7f}",
+            ]
+            .map(String::from),
+        );
+        for b in 0..=u8::MAX {
+            let escaped = b < 0x80
+                && serde_json::to_string(&char::from(b).to_string())
+                    .unwrap()
+                    .len()
+                    > 3;
+            assert_eq!(json_escapes(b), escaped, "{b:#x}");
+        }
+        for s in &cases {
+            let json = serde_json::to_string(s).unwrap();
+            assert_eq!(go_string(s), json, "{s:?}");
+            let mut out = String::from("x ");
+            write_go_string(&mut out, s);
+            assert_eq!(out, format!("x {json}"), "{s:?}");
+        }
+    }
 
     /// Every kind of expression prints its Go text: operands in order, one space
     /// apart, each call in its parentheses, references with dots or `index`.
