@@ -780,7 +780,6 @@ fn json_escapes(byte: u8) -> bool {
 /// any other is written by `serde_json`.
 fn write_go_string(out: &mut String, s: &str) {
     if !s.bytes().any(json_escapes) {
-        out.reserve(s.len() + 2);
         out.push('"');
         out.push_str(s);
         out.push('"');
