@@ -7,9 +7,12 @@
 //! schema's instructions and about a sixth of an example's `render`. The file holds, for
 //! each type the frame schema asks schemars for, the schema schemars gives and the
 //! definitions it refers to (directly or through other definitions), and every
-//! definition once. A unit test holds the file equal to schemars' output, and the
-//! definitions a spec's frame schema takes equal to those schemars adds for the same
-//! types (`UPDATE_GOLDEN=1 cargo test` rewrites the file).
+//! definition once, already tidied as `values.schema.json` holds it (integer formats
+//! dropped, every integer bounded, the non-nullable properties of a closed object
+//! required), which the frame schema then need not do at every run. A unit test holds
+//! the file equal to schemars' output so tidied, and the definitions a spec's frame
+//! schema takes equal to those schemars adds for the same types, tidied
+//! (`UPDATE_GOLDEN=1 cargo test` rewrites the file).
 
 use super::schema::generator;
 use crate::model::{
@@ -170,7 +173,7 @@ impl ModelSchemas {
     }
 
     /// The definitions the schemas taken refer to, as schemars' `take_definitions`
-    /// gives them.
+    /// gives them, tidied ([`super::schema::tidied`]).
     pub fn into_definitions(self) -> Map<String, Value> {
         let ModelSchemas {
             mut definitions,
@@ -191,7 +194,9 @@ pub fn generated_model_schemas() -> Value {
         .iter()
         .map(|&model| (model, model.subschema_in(&mut gen)))
         .collect();
-    let definitions = gen.take_definitions(true);
+    // Tidied as `values.schema.json` holds them, so that the frame schema need not
+    // tidy them at every run (`frame_schema_with`).
+    let definitions = super::schema::tidied(gen.take_definitions(true).into_iter().collect());
     let mut types = Map::new();
     for (model, schema) in schemas {
         let uses: Vec<Value> = definitions_used_by(&schema, &definitions)
@@ -296,7 +301,8 @@ mod tests {
                     "{model_type:?}"
                 );
             }
-            let expected: Map<String, Value> = gen.take_definitions(true).into_iter().collect();
+            let expected =
+                super::super::schema::tidied(gen.take_definitions(true).into_iter().collect());
             let taken = model.into_definitions();
             assert_eq!(
                 taken.keys().collect::<Vec<_>>(),

@@ -256,9 +256,11 @@ pub fn frame_schema_with(spec: &Spec, mut model: ModelSchemas) -> Value {
         "additionalProperties": false,
     });
     root["properties"] = properties;
-    root["definitions"] = Value::Object(definitions.into_iter().collect());
+    // Each node is tidied on its own, and the model's definitions come tidied from
+    // `schemas/values-model.json`: only the rest is tidied here.
     tidy(&mut root);
     require_non_nullable(&mut root);
+    root["definitions"] = Value::Object(definitions.into_iter().collect());
     root
 }
 
@@ -642,4 +644,57 @@ pub fn resolve_ref<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
         }
     }
     schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frame schema is as if the whole of it were tidied, the model's definitions
+    /// (tidied when the file was written) included: tidying it again changes nothing.
+    #[test]
+    fn the_frame_schema_is_tidied_throughout() {
+        for name in ["agent-platform", "llm-gateway", "web-shop"] {
+            let spec = crate::guards::testing::example(name);
+            let frame = frame_schema(&spec);
+            let mut again = frame.clone();
+            tidy(&mut again);
+            require_non_nullable(&mut again);
+            assert!(again == frame, "{name}");
+            let definitions = frame["definitions"].as_object().unwrap();
+            assert!(definitions.len() > 10, "{name}");
+        }
+    }
+
+    /// Tidying removes the integer formats, bounds every integer by the model's
+    /// largest and requires every non-nullable property of a closed object.
+    #[test]
+    fn tidying_bounds_integers_and_requires_what_cannot_be_null() {
+        let mut v = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "a": {"type": "integer", "format": "uint32"},
+                "b": {"type": ["string", "null"]},
+                "c": {"anyOf": [{"type": "null"}, {"type": "string"}]},
+                "d": {"type": "integer", "maximum": 5, "format": "double"}
+            }
+        });
+        tidy(&mut v);
+        require_non_nullable(&mut v);
+        assert_eq!(
+            v,
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["a", "d"],
+                "properties": {
+                    "a": {"type": "integer", "maximum": crate::model::INT_MAX},
+                    "b": {"type": ["string", "null"]},
+                    "c": {"anyOf": [{"type": "null"}, {"type": "string"}]},
+                    "d": {"type": "integer", "maximum": 5}
+                }
+            })
+        );
+    }
 }
