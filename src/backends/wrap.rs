@@ -258,8 +258,8 @@ fn next_line_over_limit(text: &[u8], mut from: usize) -> Option<(usize, usize)> 
 /// One long line, its actions broken.
 fn wrap_line(line: &str) -> String {
     let indent = line.len() - line.trim_start().len();
-    // Broken lines add a newline and an indent per argument: room for a quarter more.
-    let mut out = String::with_capacity(line.len() + line.len() / 4);
+    // Broken lines only add newlines and indents: at least the line's length.
+    let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(open) = rest.find("{{") {
         let (before, from) = rest.split_at(open);
@@ -333,7 +333,7 @@ fn wrap_action(action: &str, indent: usize, column: usize) -> String {
     let Some(terms) = parse_terms(inner) else {
         return action.to_string();
     };
-    let mut out = String::with_capacity(action.len() + action.len() / 4);
+    let mut out = String::with_capacity(action.len());
     out.push_str(open);
     layout_terms(&terms, column + open.len(), indent + 2, &mut out);
     out.push_str(close);
