@@ -155,13 +155,13 @@ fn drain(name: &str, api: &ApiValues) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::guards::testing::{example, places, values, with};
+    use serde_json::json;
 
     /// The rule on `values`, its api workloads read as the registry reads them.
     fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
         super::check(spec, values, &TypedWorkloads::read(spec, values))
     }
-    use crate::guards::testing::{example, places, values, with};
-    use serde_json::json;
 
     /// The defaults: a 30 s drain, 30 s to shut down, a 60 s grace period, a budget
     /// allowing one pod down, no autoscaler.

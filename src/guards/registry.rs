@@ -473,6 +473,23 @@ mod tests {
         );
     }
 
+    /// The typed part runs both kinds of rules that read the typed model: those that
+    /// read the values themselves (`autoscaling.one-autoscaler`) and those that share
+    /// the workloads' one read (`rollout.drain`).
+    #[test]
+    fn the_typed_part_runs_both_kinds_of_typed_rules() {
+        let (spec, v) = agent_platform_breaking_rules(&[
+            ("workloads.api.autoscaling.enabled", json!(true)),
+            ("workloads.api.keda.enabled", json!(true)),
+        ]);
+        let rules: std::collections::BTreeSet<&str> = whole_number_rule_findings(&spec, &v)
+            .iter()
+            .map(|f| f.rule)
+            .collect();
+        assert!(rules.contains("autoscaling.one-autoscaler"), "{rules:?}");
+        assert!(rules.contains("rollout.drain"), "{rules:?}");
+    }
+
     /// The rules that read only the spec are run once by [`spec_rule_findings`], and
     /// [`check_guards`] holds their findings with the others' on any values.
     #[test]

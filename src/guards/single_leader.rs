@@ -44,13 +44,13 @@ pub fn check(_spec: &Spec, _values: &Value, typed: &TypedWorkloads) -> Vec<Findi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::guards::testing::{example, places, values, with};
+    use serde_json::json;
 
     /// The rule on `values`, its pools read as the registry reads them.
     fn check(spec: &Spec, values: &Value) -> Vec<Finding> {
         super::check(spec, values, &TypedWorkloads::read(spec, values))
     }
-    use crate::guards::testing::{example, places, values, with};
-    use serde_json::json;
 
     fn ingest(enabled: bool, replicas: f64, leader: bool, claiming: bool) -> Vec<Finding> {
         let spec = example("agent-platform");
