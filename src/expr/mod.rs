@@ -7,10 +7,13 @@
 //! empty). The equivalence tests run real Helm against the native result.
 
 mod context;
+mod go_text;
 pub mod gojson;
 mod semantics;
 
 pub use context::{EvalContext, NamedTexts, SmolStr, ValuePath};
+pub use go_text::go_string;
+use go_text::{go_ref, is_go_identifier, write_go_literal, write_go_ref};
 
 use semantics::{expect_string, merge_over};
 pub use semantics::{sprig_empty, sprig_int, truthy};
@@ -731,119 +734,8 @@ fn write_joined(out: &mut String, es: &[Expr]) {
     }
 }
 
-/// A Go template identifier can follow a dot: `.Values.replicaCount`.
-fn is_go_identifier(s: &str) -> bool {
-    // Byte by byte: no byte of a non-ASCII character is an ASCII letter, digit or `_`.
-    let mut bytes = s.bytes();
-    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
-        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
-
-fn go_ref(path: &ValuePath) -> String {
-    let mut out = String::new();
-    write_go_ref(&mut out, path);
-    out
-}
-
-fn write_go_ref(out: &mut String, path: &ValuePath) {
-    if path.0.iter().all(|s| is_go_identifier(s)) {
-        out.push_str("$.Values");
-        for segment in &path.0 {
-            out.push('.');
-            out.push_str(segment);
-        }
-    } else {
-        out.push_str("(index $.Values");
-        for key in &path.0 {
-            out.push(' ');
-            write_go_string(out, key);
-        }
-        out.push(')');
-    }
-}
-
-/// A Go string literal. Go's double-quoted literal accepts the same escapes JSON
-/// uses for the characters that need one.
-pub fn go_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    write_go_string(&mut out, s);
-    out
-}
-
-/// Whether JSON writes `byte` escaped: a quote, a backslash or a control character.
-fn json_escapes(byte: u8) -> bool {
-    byte < 0x20 || byte == b'"' || byte == b'\\'
-}
-
-/// [`go_string`] appended to `out`. A string with nothing JSON escapes (a quote, a
-/// backslash, a control character), as keys and names are, is quoted as it is;
-/// any other is written by `serde_json`.
-fn write_go_string(out: &mut String, s: &str) {
-    if !s.bytes().any(json_escapes) {
-        out.push('"');
-        out.push_str(s);
-        out.push('"');
-    } else {
-        out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\"")));
-    }
-}
-
-fn write_go_literal(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("nil"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&crate::expr::gojson::go_number(n)),
-        Value::String(s) => write_go_string(out, s),
-        // The builders never put collections in a literal operand; printing them as
-        // a JSON string keeps the template valid if one ever does.
-        other => {
-            out.push_str("(fromJson ");
-            write_go_string(out, &to_go_json(other));
-            out.push(')');
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-
-    /// A Go string literal is what `serde_json` writes for the string, whether it is
-    /// quoted as it is or escaped: every character below 0x80 alone and between
-    /// others, and characters of two to four bytes.
-    #[test]
-    fn go_strings_are_the_json_strings() {
-        let mut cases: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
-        cases.extend((0u8..0x80).map(|b| format!("pool-{}x", char::from(b))));
-        cases.extend(
-            [
-                "",
-                "workloads",
-                "x y",
-                "é",
-                "\u{2028}",
-                "\u{1f600}",
-                "a\"b\\c",
-                "<&>",
-                "\u{7f}",
-            ]
-            .map(String::from),
-        );
-        for b in 0..=u8::MAX {
-            let escaped = b < 0x80
-                && serde_json::to_string(&char::from(b).to_string())
-                    .unwrap()
-                    .len()
-                    > 3;
-            assert_eq!(json_escapes(b), escaped, "{b:#x}");
-        }
-        for s in &cases {
-            let json = serde_json::to_string(s).unwrap();
-            assert_eq!(go_string(s), json, "{s:?}");
-            let mut out = String::from("x ");
-            write_go_string(&mut out, s);
-            assert_eq!(out, format!("x {json}"), "{s:?}");
-        }
-    }
 
     /// Every kind of expression prints its Go text: operands in order, one space
     /// apart, each call in its parentheses, references with dots or `index`.
