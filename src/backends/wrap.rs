@@ -116,10 +116,16 @@ fn quoted_end(bytes: &[u8], from: usize, quote: u8) -> Option<usize> {
 fn whitespace_len(text: &str, at: usize) -> Option<usize> {
     let byte = text.as_bytes()[at];
     if byte.is_ascii() {
-        return char::from(byte).is_whitespace().then_some(1);
+        return is_ascii_whitespace(byte).then_some(1);
     }
     let c = text[at..].chars().next()?;
     c.is_whitespace().then_some(c.len_utf8())
+}
+
+/// Whether an ASCII byte is a character [`char::is_whitespace`] takes: tab, line
+/// feed, vertical tab, form feed, carriage return and space.
+fn is_ascii_whitespace(byte: u8) -> bool {
+    matches!(byte, b'\t'..=b'\r' | b' ')
 }
 
 /// The index where the word starting at `from` ends: at whitespace, a parenthesis,
@@ -130,12 +136,7 @@ fn word_end(text: &str, from: usize) -> usize {
     while i < bytes.len() {
         let byte = bytes[i];
         if byte.is_ascii() {
-            // The ASCII characters `char::is_whitespace` takes: tab, line feed,
-            // vertical tab, form feed, carriage return and space.
-            if matches!(
-                byte,
-                b'(' | b')' | b'"' | b'`' | b'\'' | b'\t'..=b'\r' | b' '
-            ) {
+            if matches!(byte, b'(' | b')' | b'"' | b'`' | b'\'') || is_ascii_whitespace(byte) {
                 return i;
             }
             i += 1;

@@ -13,7 +13,8 @@
 //! on every example's values schema and on random schemas and values.
 
 use super::schema_verdict::{
-    bound, compiled_pattern, equal, every, length, resolve_pointer, type_matches, MAX_DEPTH,
+    bound, compiled_pattern, equal, every, length, resolve_pointer, searched, type_matches,
+    MAX_DEPTH,
 };
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
@@ -255,13 +256,6 @@ where
     })
 }
 
-/// Whether `names` names are looked up in an object of `keys` keys one by one (a
-/// search each) rather than found by one walk along its sorted keys: when they are
-/// fewer than a quarter of the keys. Either way gives the same answer.
-fn searched(names: usize, keys: usize) -> bool {
-    names.saturating_mul(4) < keys
-}
-
 /// Whether every name (in ascending order) is a key of `object`: walked side by side
 /// along both sorted lists, or searched when the names are a few of a large object
 /// (a rule's `required: [workloads]`, then `[<one workload>]` of hundreds, would
@@ -455,20 +449,6 @@ mod tests {
     use crate::values::schema_verdict::schema_verdict;
     use proptest::prelude::*;
     use serde_json::json;
-
-    /// A few names of a large object are searched, more are found by a walk: fewer
-    /// than a quarter of the keys is few.
-    #[test]
-    fn a_few_names_of_a_large_object_are_searched() {
-        assert!(!searched(1, 4));
-        assert!(searched(1, 5));
-        assert!(!searched(2, 8));
-        assert!(searched(2, 9));
-        assert!(searched(0, 1));
-        assert!(!searched(0, 0));
-        assert!(!searched(usize::MAX, usize::MAX));
-        assert!(!searched(usize::MAX / 2, usize::MAX));
-    }
 
     /// Searched or walked, names are present exactly when each is a key.
     #[test]

@@ -270,6 +270,14 @@ pub(super) fn compiled_pattern(source: &str) -> Option<regex_lite::Regex> {
         .flatten()
 }
 
+/// Whether `names` names are looked up in an object of `keys` keys one by one (a
+/// search each) rather than found by one walk along its sorted keys: when they are
+/// fewer than a quarter of the keys. Either way gives the same answer; both walks
+/// (this one and [`super::schema_program`]) choose by it.
+pub(super) fn searched(names: usize, keys: usize) -> bool {
+    names.saturating_mul(4) < keys
+}
+
 /// Each entry of `outer`, in its order, with the value `inner` has under the same key.
 /// Both maps are sorted by key, so a large pair is walked side by side (one comparison
 /// per step) instead of searched once per entry; a few entries against a large map
@@ -278,7 +286,7 @@ fn paired<'a, 'b>(
     outer: &'a Map<String, Value>,
     inner: &'b Map<String, Value>,
 ) -> impl Iterator<Item = (&'a Value, Option<&'b Value>)> {
-    let search = outer.len().saturating_mul(4) < inner.len();
+    let search = searched(outer.len(), inner.len());
     let mut rest = inner.iter().peekable();
     outer.iter().map(move |(key, value)| {
         if search {
@@ -482,6 +490,20 @@ fn compare_int_float(int: i128, float: f64) -> Ordering {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A few names of a large object are searched, more are found by a walk: fewer
+    /// than a quarter of the keys is few.
+    #[test]
+    fn a_few_names_of_a_large_object_are_searched() {
+        assert!(!searched(1, 4));
+        assert!(searched(1, 5));
+        assert!(!searched(2, 8));
+        assert!(searched(2, 9));
+        assert!(searched(0, 1));
+        assert!(!searched(0, 0));
+        assert!(!searched(usize::MAX, usize::MAX));
+        assert!(!searched(usize::MAX / 2, usize::MAX));
+    }
 
     /// A native definition decides a reference to its name, whatever the root holds
     /// under that name; other references resolve in the root as before.
