@@ -5,7 +5,10 @@
 //! - [`rules`]: the guards draft-07 can say, as `if`/`then` rules on the whole tree.
 //! - [`plans`]: one checked capacity plan per preset, as bounds in the schema.
 //! - [`definitions`]: the parts of rules every workload of a class shares, written once.
+//! - [`model_schemas`]: the model's types' schemas, read from `schemas/values-model.json`
+//!   (or, to check values only, from its copy without [`annotations`]).
 
+pub mod annotations;
 pub mod definitions;
 pub mod model_schemas;
 pub mod plans;
@@ -218,9 +221,12 @@ pub fn both_verdicts(frame: Option<bool>, rules: Option<bool>) -> Option<bool> {
 }
 
 /// Whether `values` pass [`schema::frame_schema`]: `values.schema.json` without its
-/// root rules (`None` when the walk cannot decide).
+/// root rules (`None` when the walk cannot decide). The frame is built with the
+/// model's schemas without their annotations, which accept the same values
+/// ([`model_schemas::ModelSchemas::constraints`]).
 pub fn frame_verdict(spec: &Spec, values: &Value) -> Option<bool> {
-    crate::values::schema_verdict::schema_verdict(&schema::frame_schema(spec), values)
+    let frame = schema::frame_schema_with(spec, model_schemas::ModelSchemas::constraints());
+    crate::values::schema_verdict::schema_verdict(&frame, values)
 }
 
 /// Whether `values`, whose `capacityPlan` is `plan`, pass every root rule of

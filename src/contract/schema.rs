@@ -108,7 +108,9 @@ pub fn frame_schema(spec: &Spec) -> Value {
 }
 
 /// [`frame_schema`] with the model's schemas already read (`render` reads them before
-/// it has read the spec).
+/// it has read the spec), from the committed file or, for a frame only walked to check
+/// values, from its copy without annotations
+/// ([`ModelSchemas::constraints`](crate::contract::model_schemas::ModelSchemas::constraints)).
 pub fn frame_schema_with(spec: &Spec, mut model: ModelSchemas) -> Value {
     let mut workloads = Map::new();
     // Each class's schema is taken once and copied for each of its workloads.

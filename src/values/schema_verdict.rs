@@ -505,6 +505,37 @@ mod tests {
         assert!(!searched(usize::MAX / 2, usize::MAX));
     }
 
+    /// The annotations `build.rs` strips from the model's schemas for `render`
+    /// ([`crate::contract::annotations::ANNOTATIONS`]) pass every value whatever their
+    /// argument, beside another keyword or alone: a schema without them decides as the
+    /// schema with them.
+    #[test]
+    fn annotations_decide_nothing() {
+        let arguments = [json!(false), json!({"not": {}}), json!("x"), json!([1])];
+        let values = [
+            json!(null),
+            json!(3),
+            json!("s"),
+            json!({"a": 1}),
+            json!([]),
+        ];
+        for keyword in crate::contract::annotations::ANNOTATIONS {
+            for argument in &arguments {
+                for value in &values {
+                    let alone = json!({ keyword: argument });
+                    assert_eq!(schema_verdict(&alone, value), Some(true), "{alone}");
+                    let beside = json!({ keyword: argument, "type": "integer" });
+                    let without = json!({"type": "integer"});
+                    assert_eq!(
+                        schema_verdict(&beside, value),
+                        schema_verdict(&without, value),
+                        "{beside} on {value}"
+                    );
+                }
+            }
+        }
+    }
+
     /// A native definition decides a reference to its name, whatever the root holds
     /// under that name; other references resolve in the root as before.
     #[test]
