@@ -45,8 +45,9 @@ pub fn render_parsed_by(
     // print only when no finding is an error.
     let arguments: OnceLock<(PathBuf, RenderOptions)> = OnceLock::new();
     // The model's schemas for the frame, read by whichever thread needs them first;
-    // the frame's task takes them. Without their annotations: the frame is only
-    // walked, to check the values.
+    // the frame's task takes them. Only the types' schemas, without annotations: the
+    // frame is only walked, to check the values, and the walk parses each of the
+    // model's definitions when the values reach it.
     let model: OnceLock<Mutex<Option<ModelSchemas>>> = OnceLock::new();
     let (spec_cell, chart_cell, merged_cell) = (OnceLock::new(), OnceLock::new(), OnceLock::new());
     let (frame_schema, plan_pods) = (Later::default(), Later::default());
@@ -54,7 +55,7 @@ pub fn render_parsed_by(
     let findings: [OnceLock<Vec<crate::guards::Finding>>; 2] = Default::default();
     let parts: [OnceLock<Result<RenderedDocuments, crate::expr::EvalError>>; RENDER_PARTS] =
         Default::default();
-    let read_model = || model.get_or_init(|| Mutex::new(Some(ModelSchemas::constraints())));
+    let read_model = || model.get_or_init(|| Mutex::new(Some(ModelSchemas::without_definitions())));
     let ran = crate::parallel::with_early_helper(|tasks| -> Option<Result<(), CommandError>> {
         // Neither needs the spec: the helper reads them while this thread parses the
         // arguments and reads the spec file. The chart's presets and the frame take
@@ -76,7 +77,7 @@ pub fn render_parsed_by(
             tasks.push(Box::new(move || {
                 frame_schema.compute(|| {
                     let model = read_model().lock().ok().and_then(|mut m| m.take());
-                    let model = model.unwrap_or_else(ModelSchemas::constraints);
+                    let model = model.unwrap_or_else(ModelSchemas::without_definitions);
                     crate::contract::schema::frame_schema_with(spec, model)
                 });
             }));
@@ -102,7 +103,7 @@ pub fn render_parsed_by(
             tasks.push(Box::new(move || {
                 let schema = frame_schema.wait();
                 let _ = frame.set(schema.and_then(|schema| {
-                    crate::values::schema_verdict::schema_verdict(schema, &merged.values)
+                    crate::contract::walked_frame_verdict(schema, &merged.values)
                 }));
             }));
             for (part, cell) in parts.iter().enumerate() {

@@ -221,12 +221,24 @@ pub fn both_verdicts(frame: Option<bool>, rules: Option<bool>) -> Option<bool> {
 }
 
 /// Whether `values` pass [`schema::frame_schema`]: `values.schema.json` without its
-/// root rules (`None` when the walk cannot decide). The frame is built with the
-/// model's schemas without their annotations, which accept the same values
-/// ([`model_schemas::ModelSchemas::constraints`]).
+/// root rules (`None` when the walk cannot decide). The frame is built without the
+/// model's definitions ([`model_schemas::ModelSchemas::without_definitions`]) and
+/// walked by [`walked_frame_verdict`].
 pub fn frame_verdict(spec: &Spec, values: &Value) -> Option<bool> {
-    let frame = schema::frame_schema_with(spec, model_schemas::ModelSchemas::constraints());
-    crate::values::schema_verdict::schema_verdict(&frame, values)
+    let frame = schema::frame_schema_with(spec, model_schemas::ModelSchemas::without_definitions());
+    walked_frame_verdict(&frame, values)
+}
+
+/// Whether `values` pass `frame`, a frame schema built with
+/// [`model_schemas::ModelSchemas::without_definitions`]: the walk finds the model's
+/// definitions with [`model_schemas::model_definition`], without their annotations,
+/// which accept the same values. Decides as the frame with the model's definitions.
+pub fn walked_frame_verdict(frame: &Value, values: &Value) -> Option<bool> {
+    crate::values::schema_verdict::schema_verdict_beside(
+        frame,
+        values,
+        model_schemas::model_definition,
+    )
 }
 
 /// Whether `values`, whose `capacityPlan` is `plan`, pass every root rule of

@@ -23,13 +23,34 @@ use crate::model::{
 use schemars::generate::SchemaGenerator;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 
 /// `schemas/values-model.json`, as committed.
 const COMMITTED: &str = include_str!("../../schemas/values-model.json");
 
-/// [`COMMITTED`] without the annotations of its schemas, on one line, as `build.rs`
-/// writes it ([`super::annotations::strip_model_annotations`]).
-const CONSTRAINTS: &str = include_str!(concat!(env!("OUT_DIR"), "/values-model-constraints.json"));
+// [`COMMITTED`]'s schemas without their annotations, as `build.rs` writes them
+// ([`super::annotations::strip_model_annotations`]): `TYPE_SCHEMAS`, `DEFINITIONS`
+// (sorted by name) and `DEFINITION_COUNT`, each schema the text of its JSON.
+include!(concat!(env!("OUT_DIR"), "/model_constraints.rs"));
+
+/// Each of [`DEFINITIONS`], parsed on first use ([`model_definition`]).
+static PARSED_DEFINITIONS: [OnceLock<Value>; DEFINITION_COUNT] =
+    [const { OnceLock::new() }; DEFINITION_COUNT];
+
+/// The model's definition `name` without its annotations, parsed the first time it is
+/// asked for in the process; `None` when the model has no such definition. A frame
+/// built with [`ModelSchemas::without_definitions`] leaves the model's definitions to
+/// this: the walk of the values parses only those they reach (about two thirds of
+/// the text for the smaller examples).
+pub fn model_definition(name: &str) -> Option<&'static Value> {
+    let index = DEFINITIONS.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
+    // The text is the build's own JSON; were it not, `Null` is no schema, which the
+    // walk cannot decide, and the values are checked by `jsonschema` instead.
+    Some(
+        PARSED_DEFINITIONS[index]
+            .get_or_init(|| serde_json::from_str(DEFINITIONS[index].1).unwrap_or(Value::Null)),
+    )
+}
 
 /// A type of the values model whose schema the frame schema takes. Named as in
 /// `schemas/values-model.json` (the Rust type's name).
@@ -146,12 +167,25 @@ impl ModelSchemas {
         Self::of_text(COMMITTED)
     }
 
-    /// The committed schemas without their annotations ([`super::annotations`]): they
-    /// accept exactly the values the committed ones accept, for a schema built only to
-    /// check values with (`render`'s frame schema). Less than a third of the text to
-    /// parse, and a fifth fewer objects to build.
-    pub fn constraints() -> ModelSchemas {
-        Self::of_text(CONSTRAINTS)
+    /// The types' schemas without their annotations ([`super::annotations`]), and no
+    /// definition: for a frame built only to check values with, whose walk finds the
+    /// model's definitions with [`model_definition`] (`render`'s frame). They accept
+    /// exactly the values the committed schemas accept.
+    pub fn without_definitions() -> ModelSchemas {
+        let types = TYPE_SCHEMAS
+            .iter()
+            .map(|(name, schema)| {
+                let schema: Value = serde_json::from_str(schema).unwrap_or(Value::Null);
+                let mut entry = Map::new();
+                entry.insert("schema".to_string(), schema);
+                (name.to_string(), Value::Object(entry))
+            })
+            .collect();
+        ModelSchemas {
+            types,
+            definitions: Map::new(),
+            used: BTreeSet::new(),
+        }
     }
 
     /// The schemas of a file's text in the committed layout (empty when it is not).
@@ -326,38 +360,51 @@ mod tests {
     }
 
     /// The schemas to check values with are the committed ones without their
-    /// annotations: the same types and definitions, and none of them annotated.
+    /// annotations: every type and every definition, sorted by name, each found by
+    /// name; a frame built with them holds no definition of the model.
     #[test]
-    fn the_constraints_are_the_committed_schemas_without_annotations() {
-        let mut expected: Value = serde_json::from_str(COMMITTED).unwrap();
-        let full_objects = objects_in(&expected);
-        super::super::annotations::strip_model_annotations(&mut expected);
-        let constraints: Value = serde_json::from_str(CONSTRAINTS).unwrap();
-        assert!(constraints == expected, "build.rs wrote another file");
-        assert!(!CONSTRAINTS.contains('\n'), "one line");
-        assert!(
-            CONSTRAINTS.len() * 3 < COMMITTED.len(),
-            "{}",
-            CONSTRAINTS.len()
-        );
-        assert!(objects_in(&constraints) < full_objects);
-        let (mut full, mut bare) = (ModelSchemas::committed(), ModelSchemas::constraints());
+    fn the_schemas_to_check_with_are_the_committed_ones_without_annotations() {
+        let committed: Value = serde_json::from_str(COMMITTED).unwrap();
+        let mut full = ModelSchemas::committed();
+        let mut bare = ModelSchemas::without_definitions();
         for model in ModelType::ALL {
             let mut schema = full.schema_of(model);
             super::super::annotations::strip_annotations(&mut schema);
             assert_eq!(bare.schema_of(model), schema, "{model:?}");
         }
-        let (full, bare) = (full.into_definitions(), bare.into_definitions());
+        assert_eq!(TYPE_SCHEMAS.len(), ModelType::ALL.len());
+        assert!(bare.into_definitions().is_empty());
+        let definitions = committed["definitions"].as_object().unwrap();
+        assert_eq!(definitions.len(), DEFINITION_COUNT);
+        assert!(definitions.len() > 40, "{}", definitions.len());
+        let names: Vec<&str> = DEFINITIONS.iter().map(|(n, _)| *n).collect();
         assert_eq!(
-            full.keys().collect::<Vec<_>>(),
-            bare.keys().collect::<Vec<_>>()
+            names,
+            definitions.keys().map(String::as_str).collect::<Vec<_>>()
         );
-        assert!(full.len() > 40, "{}", full.len());
-        for (name, definition) in full {
-            let mut definition = definition;
-            super::super::annotations::strip_annotations(&mut definition);
-            assert!(definition == bare[&name], "{name}");
+        let (mut full_objects, mut bare_objects) = (0, 0);
+        for (name, definition) in definitions {
+            full_objects += objects_in(definition);
+            let mut expected = definition.clone();
+            super::super::annotations::strip_annotations(&mut expected);
+            let found = model_definition(name).unwrap();
+            assert!(found == &expected, "{name}");
+            assert!(
+                std::ptr::eq(found, model_definition(name).unwrap()),
+                "parsed once"
+            );
+            bare_objects += objects_in(found);
         }
+        assert!(
+            bare_objects < full_objects,
+            "{bare_objects} of {full_objects}"
+        );
+        for unknown in ["", "Nothing", "apivalues", "ApiValues/properties", "ZZZ"] {
+            assert_eq!(model_definition(unknown), None, "{unknown}");
+        }
+        let texts: usize = DEFINITIONS.iter().map(|(_, t)| t.len()).sum();
+        assert!(texts * 3 < COMMITTED.len(), "{texts}");
+        assert!(DEFINITIONS.iter().all(|(_, t)| !t.contains('\n')));
     }
 
     /// How many JSON objects `value` holds, itself included.

@@ -109,8 +109,9 @@ pub fn frame_schema(spec: &Spec) -> Value {
 
 /// [`frame_schema`] with the model's schemas already read (`render` reads them before
 /// it has read the spec), from the committed file or, for a frame only walked to check
-/// values, from its copy without annotations
-/// ([`ModelSchemas::constraints`](crate::contract::model_schemas::ModelSchemas::constraints)).
+/// values, without the model's definitions
+/// ([`ModelSchemas::without_definitions`], walked by
+/// [`walked_frame_verdict`](crate::contract::walked_frame_verdict)).
 pub fn frame_schema_with(spec: &Spec, mut model: ModelSchemas) -> Value {
     let mut workloads = Map::new();
     // Each class's schema is taken once and copied for each of its workloads.

@@ -20,6 +20,29 @@ pub fn schema_verdict(schema: &Value, values: &Value) -> Option<bool> {
     Walk {
         root: schema,
         natives: &[],
+        outside: None,
+    }
+    .valid(schema, values, 1)
+}
+
+/// Where a walk finds a definition its schema does not hold: the definition named,
+/// `None` when there is none.
+pub type OutsideDefinitions = fn(&str) -> Option<&'static Value>;
+
+/// [`schema_verdict`] of a schema that leaves some of its definitions to `outside`: a
+/// reference into `#/definitions/<name>` that `schema` does not resolve resolves in
+/// `outside(name)` (`render`'s frame leaves the model's definitions to
+/// [`crate::contract::model_schemas::model_definition`], which parses each when the
+/// values first reach it). Decides as the schema would with those definitions in it.
+pub fn schema_verdict_beside(
+    schema: &Value,
+    values: &Value,
+    outside: OutsideDefinitions,
+) -> Option<bool> {
+    Walk {
+        root: schema,
+        natives: &[],
+        outside: Some(outside),
     }
     .valid(schema, values, 1)
 }
@@ -45,7 +68,12 @@ pub fn schema_verdict_in_with(
     values: &Value,
     natives: &[NativeDefinition<'_>],
 ) -> Option<bool> {
-    Walk { root, natives }.valid(schema, values, 2)
+    Walk {
+        root,
+        natives,
+        outside: None,
+    }
+    .valid(schema, values, 2)
 }
 
 /// Whether `value` passes `{"maximum": limit}`: a number at most `limit`, or anything
@@ -67,6 +95,8 @@ pub(super) const MAX_DEPTH: usize = 256;
 struct Walk<'s> {
     root: &'s Value,
     natives: &'s [NativeDefinition<'s>],
+    /// The definitions `root` leaves to others ([`schema_verdict_beside`]).
+    outside: Option<OutsideDefinitions>,
 }
 
 impl<'s> Walk<'s> {
@@ -212,9 +242,30 @@ impl<'s> Walk<'s> {
         })
     }
 
-    /// A reference inside the schema's own document ([`resolve_pointer`]).
+    /// A reference inside the schema's own document ([`resolve_pointer`]), or into a
+    /// definition it leaves to [`Walk::outside`].
     fn resolve(&self, reference: &str) -> Option<&'s Value> {
-        resolve_pointer(self.root, reference)
+        resolve_pointer(self.root, reference).or_else(|| self.resolve_outside(reference))
+    }
+
+    /// `#/definitions/<name>` or `#/definitions/<name>/<pointer>` in the definition
+    /// [`Walk::outside`] gives for `name` (a name with no `~` escape: none of the
+    /// model's has one).
+    fn resolve_outside(&self, reference: &str) -> Option<&'s Value> {
+        let outside = self.outside?;
+        let rest = reference.strip_prefix("#/definitions/")?;
+        let (name, pointer) = match rest.split_once('/') {
+            Some((name, pointer)) => (name, Some(pointer)),
+            None => (rest, None),
+        };
+        if name.contains('~') || name.contains('%') {
+            return None;
+        }
+        let definition = outside(name)?;
+        match pointer {
+            None => Some(definition),
+            Some(pointer) => resolve_pointer(definition, &format!("#/{pointer}")),
+        }
     }
 
     /// Whether `text` matches the pattern `source`, compiled once per source; `None`
@@ -533,6 +584,58 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// A definition the schema leaves outside is found there, and a pointer into it
+    /// too; the schema's own definitions come first; what neither holds, or a name
+    /// with an escape, is undecided, as is every outside reference of a plain walk.
+    #[test]
+    fn a_definition_left_outside_is_found_there() {
+        fn outside(name: &str) -> Option<&'static Value> {
+            static SMALL: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+            static NESTED: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+            match name {
+                "Small" => Some(SMALL.get_or_init(|| json!({"maximum": 1}))),
+                "Nested" => {
+                    Some(NESTED.get_or_init(|| json!({"properties": {"n": {"minimum": 5}}})))
+                }
+                "Mine" | "a~1b" => Some(SMALL.get_or_init(|| json!({"maximum": 1}))),
+                _ => None,
+            }
+        }
+        let schema = json!({
+            "definitions": {"Mine": {"minimum": 10}},
+            "properties": {
+                "s": {"$ref": "#/definitions/Small"},
+                "n": {"$ref": "#/definitions/Nested/properties/n"},
+                "m": {"$ref": "#/definitions/Mine"}
+            }
+        });
+        let beside = |values: Value| schema_verdict_beside(&schema, &values, outside);
+        assert_eq!(beside(json!({"s": 1, "n": 5, "m": 10})), Some(true));
+        assert_eq!(beside(json!({"s": 2})), Some(false));
+        assert_eq!(beside(json!({"n": 4})), Some(false));
+        assert_eq!(
+            beside(json!({"m": 9})),
+            Some(false),
+            "the schema's own first"
+        );
+        assert_eq!(schema_verdict(&schema, &json!({"s": 1})), None);
+        assert_eq!(schema_verdict(&schema, &json!({"m": 10})), Some(true));
+        for reference in [
+            "#/definitions/Unknown",
+            "#/definitions/Nested/properties/x",
+            "#/definitions/a~1b",
+            "#/definitions/Sm%61ll",
+            "#/other/Small",
+        ] {
+            let one = json!({"$ref": reference});
+            assert_eq!(
+                schema_verdict_beside(&one, &json!(0), outside),
+                None,
+                "{reference}"
+            );
         }
     }
 
