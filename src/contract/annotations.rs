@@ -157,6 +157,40 @@ mod tests {
         }
     }
 
+    /// The walk of the values ([`crate::values::schema_verdict`]) passes every value
+    /// through each of the [`ANNOTATIONS`], whatever its argument, beside another
+    /// keyword or alone: a schema without them decides as the schema with them.
+    #[test]
+    fn annotations_decide_nothing() {
+        let arguments = [json!(false), json!({"not": {}}), json!("x"), json!([1])];
+        let values = [
+            json!(null),
+            json!(3),
+            json!("s"),
+            json!({"a": 1}),
+            json!([]),
+        ];
+        for keyword in ANNOTATIONS {
+            for argument in &arguments {
+                for value in &values {
+                    let alone = json!({ keyword: argument });
+                    assert_eq!(
+                        crate::values::schema_verdict::schema_verdict(&alone, value),
+                        Some(true),
+                        "{alone}"
+                    );
+                    let beside = json!({ keyword: argument, "type": "integer" });
+                    let without = json!({"type": "integer"});
+                    assert_eq!(
+                        crate::values::schema_verdict::schema_verdict(&beside, value),
+                        crate::values::schema_verdict::schema_verdict(&without, value),
+                        "{beside} on {value}"
+                    );
+                }
+            }
+        }
+    }
+
     /// In the model's file, each type's schema and each definition lose their
     /// annotations, and the names of the definitions a type uses stay.
     #[test]

@@ -556,37 +556,6 @@ mod tests {
         assert!(!searched(usize::MAX / 2, usize::MAX));
     }
 
-    /// The annotations `build.rs` strips from the model's schemas for `render`
-    /// ([`crate::contract::annotations::ANNOTATIONS`]) pass every value whatever their
-    /// argument, beside another keyword or alone: a schema without them decides as the
-    /// schema with them.
-    #[test]
-    fn annotations_decide_nothing() {
-        let arguments = [json!(false), json!({"not": {}}), json!("x"), json!([1])];
-        let values = [
-            json!(null),
-            json!(3),
-            json!("s"),
-            json!({"a": 1}),
-            json!([]),
-        ];
-        for keyword in crate::contract::annotations::ANNOTATIONS {
-            for argument in &arguments {
-                for value in &values {
-                    let alone = json!({ keyword: argument });
-                    assert_eq!(schema_verdict(&alone, value), Some(true), "{alone}");
-                    let beside = json!({ keyword: argument, "type": "integer" });
-                    let without = json!({"type": "integer"});
-                    assert_eq!(
-                        schema_verdict(&beside, value),
-                        schema_verdict(&without, value),
-                        "{beside} on {value}"
-                    );
-                }
-            }
-        }
-    }
-
     /// A definition the schema leaves outside is found there, and a pointer into it
     /// too; the schema's own definitions come first; what neither holds, or a name
     /// with an escape, is undecided, as is every outside reference of a plain walk.
