@@ -92,14 +92,8 @@ fn write_model_constraints() {
     source.push_str("];\n\n");
     let definitions = section("definitions");
     // A JSON object's keys come sorted (serde_json keeps them in a BTreeMap).
-    let _ = writeln!(source, "/// How many definitions [`DEFINITIONS`] holds.");
-    let _ = writeln!(
-        source,
-        "const DEFINITION_COUNT: usize = {};\n",
-        definitions.len()
-    );
     source.push_str("/// Each definition, by its name, sorted by name.\n");
-    source.push_str("const DEFINITIONS: [(&str, &str); DEFINITION_COUNT] = [\n");
+    source.push_str("const DEFINITIONS: &[(&str, &str)] = &[\n");
     for (name, definition) in definitions {
         let _ = writeln!(source, "    ({name:?}, {:?}),", definition.to_string());
     }

@@ -4,11 +4,12 @@
 //!
 //! `render` only asks whether values pass the model's schemas, and more than half of
 //! their text is descriptions and defaults, which it parsed at every run. `build.rs`
-//! writes a copy of `schemas/values-model.json` without them
+//! writes the schemas of `schemas/values-model.json` without them
 //! ([`strip_model_annotations`]), which `render` reads instead
-//! ([`super::model_schemas::ModelSchemas::constraints`]). This file is compiled twice,
-//! into the library (tested there) and into `build.rs` (`#[path]`), so it uses nothing
-//! but `serde_json`.
+//! ([`super::model_schemas::ModelSchemas::without_definitions`],
+//! [`super::model_schemas::model_definition`]). This file is compiled twice, into the
+//! library (tested there) and into `build.rs` (`#[path]`), so it uses nothing but
+//! `serde_json`.
 
 use serde_json::Value;
 
@@ -94,62 +95,47 @@ mod tests {
     /// like one stay.
     #[test]
     fn annotations_go_from_every_schema_and_values_stay() {
-        let note = || json!({"description": "d", "title": "t", "type": "integer"});
-        let mut schema = json!({
-            "$schema": "http://json-schema.org/draft-07/schema#",
-            "$comment": "c",
-            "description": "d",
-            "default": {"description": "a default value"},
-            "examples": [{"title": "x"}],
-            "title": "t",
-            "properties": {"default": note(), "description": note()},
-            "patternProperties": {"^a": note()},
-            "definitions": {"D": note()},
-            "dependencies": {"a": note(), "b": ["description"]},
-            "items": [note(), note()],
-            "additionalItems": note(),
-            "additionalProperties": note(),
-            "contains": note(),
-            "propertyNames": note(),
-            "not": note(),
-            "if": note(),
-            "then": note(),
-            "else": note(),
-            "allOf": [note()],
-            "anyOf": [note(), true],
-            "oneOf": [note()],
-            "enum": [{"description": "kept"}],
-            "const": {"default": 1},
-            "required": ["description"],
-            "x-other": {"description": "kept"}
-        });
-        strip_annotations(&mut schema);
-        let bare = || json!({"type": "integer"});
-        assert_eq!(
-            schema,
+        // Every keyword that holds schemas, each with `leaf` where a schema stands,
+        // and the arguments that are values, which stay whatever their spelling.
+        let positions = |leaf: fn() -> Value| {
             json!({
-                "properties": {"default": bare(), "description": bare()},
-                "patternProperties": {"^a": bare()},
-                "definitions": {"D": bare()},
-                "dependencies": {"a": bare(), "b": ["description"]},
-                "items": [bare(), bare()],
-                "additionalItems": bare(),
-                "additionalProperties": bare(),
-                "contains": bare(),
-                "propertyNames": bare(),
-                "not": bare(),
-                "if": bare(),
-                "then": bare(),
-                "else": bare(),
-                "allOf": [bare()],
-                "anyOf": [bare(), true],
-                "oneOf": [bare()],
+                "properties": {"default": leaf(), "description": leaf()},
+                "patternProperties": {"^a": leaf()},
+                "definitions": {"D": leaf()},
+                "dependencies": {"a": leaf(), "b": ["description"]},
+                "items": [leaf(), leaf()],
+                "additionalItems": leaf(),
+                "additionalProperties": leaf(),
+                "contains": leaf(),
+                "propertyNames": leaf(),
+                "not": leaf(),
+                "if": leaf(),
+                "then": leaf(),
+                "else": leaf(),
+                "allOf": [leaf()],
+                "anyOf": [leaf(), true],
+                "oneOf": [leaf()],
                 "enum": [{"description": "kept"}],
                 "const": {"default": 1},
                 "required": ["description"],
                 "x-other": {"description": "kept"}
             })
-        );
+        };
+        let note = || json!({"description": "d", "title": "t", "type": "integer"});
+        let mut schema = positions(note);
+        let annotations = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "$comment": "c",
+            "description": "d",
+            "default": {"description": "a default value"},
+            "examples": [{"title": "x"}],
+            "title": "t"
+        });
+        for (keyword, argument) in annotations.as_object().unwrap() {
+            schema[keyword] = argument.clone();
+        }
+        strip_annotations(&mut schema);
+        assert_eq!(schema, positions(|| json!({"type": "integer"})));
         for not_an_object in [json!(true), json!("description"), json!([note()])] {
             let mut same = not_an_object.clone();
             strip_annotations(&mut same);

@@ -6,7 +6,8 @@
 //! - [`plans`]: one checked capacity plan per preset, as bounds in the schema.
 //! - [`definitions`]: the parts of rules every workload of a class shares, written once.
 //! - [`model_schemas`]: the model's types' schemas, read from `schemas/values-model.json`
-//!   (or, to check values only, from its copy without [`annotations`]).
+//!   (or, to check values only, without their [`annotations`], each definition parsed
+//!   when the values reach it).
 
 pub mod annotations;
 pub mod definitions;

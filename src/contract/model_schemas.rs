@@ -29,13 +29,13 @@ use std::sync::OnceLock;
 const COMMITTED: &str = include_str!("../../schemas/values-model.json");
 
 // [`COMMITTED`]'s schemas without their annotations, as `build.rs` writes them
-// ([`super::annotations::strip_model_annotations`]): `TYPE_SCHEMAS`, `DEFINITIONS`
-// (sorted by name) and `DEFINITION_COUNT`, each schema the text of its JSON.
+// ([`super::annotations::strip_model_annotations`]): `TYPE_SCHEMAS` and `DEFINITIONS`
+// (sorted by name), each schema the text of its JSON.
 include!(concat!(env!("OUT_DIR"), "/model_constraints.rs"));
 
 /// Each of [`DEFINITIONS`], parsed on first use ([`model_definition`]).
-static PARSED_DEFINITIONS: [OnceLock<Value>; DEFINITION_COUNT] =
-    [const { OnceLock::new() }; DEFINITION_COUNT];
+static PARSED_DEFINITIONS: [OnceLock<Value>; DEFINITIONS.len()] =
+    [const { OnceLock::new() }; DEFINITIONS.len()];
 
 /// The model's definition `name` without its annotations, parsed the first time it is
 /// asked for in the process; `None` when the model has no such definition. A frame
@@ -375,7 +375,7 @@ mod tests {
         assert_eq!(TYPE_SCHEMAS.len(), ModelType::ALL.len());
         assert!(bare.into_definitions().is_empty());
         let definitions = committed["definitions"].as_object().unwrap();
-        assert_eq!(definitions.len(), DEFINITION_COUNT);
+        assert_eq!(definitions.len(), DEFINITIONS.len());
         assert!(definitions.len() > 40, "{}", definitions.len());
         let names: Vec<&str> = DEFINITIONS.iter().map(|(n, _)| *n).collect();
         assert_eq!(
