@@ -18,11 +18,13 @@ use std::sync::{Condvar, Mutex, OnceLock};
 /// The stack of every helper thread.
 const HELPER_STACK: usize = 8 * 1024 * 1024;
 
+/// [`cores`], once counted.
+static CORES: OnceLock<usize> = OnceLock::new();
+
 /// The machine's cores this process may use ([`std::thread::available_parallelism`],
 /// 1 when unknown), asked once per process: each ask reads the affinity mask and the
 /// cgroup's CPU quota, three files.
 pub fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
@@ -39,9 +41,93 @@ thread_local! {
 /// other thread of the call works on: on two cores, a nested [`map_in_parallel`] runs
 /// on its own thread instead of taking turns with two others on two cores.
 pub fn cores_here() -> usize {
-    match SHARE.get() {
-        0 => cores(),
+    share_of(SHARE.get(), cores)
+}
+
+/// The cores of the share `share` in a process of `count` cores: all for no share
+/// given (0), all but one (never fewer than one) for [`ALL_BUT_ONE`], else `share`.
+fn share_of(share: usize, count: impl FnOnce() -> usize) -> usize {
+    match share {
+        0 => count(),
+        ALL_BUT_ONE => count().saturating_sub(1).max(1),
         share => share,
+    }
+}
+
+/// The share "every core of the process but one" ([`cores_here`] counts it when
+/// asked): what [`with_early_helper`]'s caller keeps beside its helper, given before
+/// the cores are counted.
+const ALL_BUT_ONE: usize = usize::MAX;
+
+/// What [`with_early_helper`] does with its thread's cores.
+#[derive(Debug, PartialEq)]
+struct HelperShares {
+    /// Whether a helper starts.
+    starts: bool,
+    /// Whether the helper counts the process's cores ([`cores`]) before any task, and
+    /// leaves every task to the caller when there is one.
+    counts: bool,
+    /// The share the caller keeps beside a helper.
+    kept: usize,
+}
+
+impl HelperShares {
+    /// Whether the helper, counting the process's cores with `count`, finds one and
+    /// leaves every task to the caller, as when no helper starts (a cgroup's quota of
+    /// one core on a mask of more).
+    fn leave_every_task(&self, count: impl FnOnce() -> usize) -> bool {
+        self.counts && count() < 2
+    }
+}
+
+/// [`HelperShares`] for a thread of share `share` (0: none given) in a process whose
+/// cores were `counted` (`None`: not yet). A share or a count decides. Before either,
+/// the thread's affinity mask (`mask`, `None`: unknown) decides, one system call
+/// against three files for the count: a cgroup's quota only lowers the count, so a
+/// mask of one core means one, and the helper a mask of more starts counts the cores
+/// itself, off the caller's path, while the caller keeps [`ALL_BUT_ONE`]. With no
+/// mask, `count` counts them here.
+fn helper_shares(
+    share: usize,
+    counted: Option<usize>,
+    mask: impl FnOnce() -> Option<usize>,
+    count: impl Fn() -> usize,
+) -> HelperShares {
+    let beside = |cores: usize, counts: bool| HelperShares {
+        starts: cores > 1,
+        counts,
+        kept: cores.saturating_sub(1),
+    };
+    match (share, counted) {
+        (0, Some(counted)) => beside(counted, false),
+        (0, None) => match mask() {
+            Some(mask) => HelperShares {
+                kept: ALL_BUT_ONE,
+                ..beside(mask, true)
+            },
+            None => beside(count(), false),
+        },
+        (share, _) => beside(share_of(share, count), false),
+    }
+}
+
+/// How many cores this thread may run on, from its affinity mask (`None`: unknown).
+fn cores_in_affinity_mask() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: the set is plain data of the size given; 0 is this thread.
+        unsafe {
+            let mut mask: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, size, &mut mask) != 0 {
+                return None;
+            }
+            usize::try_from(libc::CPU_COUNT(&mask)).ok()
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
     }
 }
 
@@ -480,19 +566,32 @@ impl<T> Later<T> {
 /// the end. What tasks borrow must outlive the call (cells the caller owns).
 pub fn with_early_helper<'a, R>(main: impl FnOnce(&Tasks<'a>) -> R) -> R {
     let tasks = Tasks::new();
-    let cores = cores_here();
+    // Counting the process's cores reads three files (about 70 µs): at the top, the
+    // helper starts on the affinity mask's word and counts them itself.
+    let shares = helper_shares(
+        SHARE.get(),
+        CORES.get().copied(),
+        cores_in_affinity_mask,
+        cores,
+    );
+    let kept = shares.kept;
+    let shares = &shares;
     let helper_panic: Mutex<Option<Box<dyn std::any::Any + Send>>> = Mutex::new(None);
     let result = std::thread::scope(|scope| {
         let queue = &tasks;
         let helper_panic = &helper_panic;
         let here = this_core();
-        let helper = (cores > 1)
+        let helper = shares
+            .starts
             .then(|| {
                 std::thread::Builder::new()
                     .stack_size(HELPER_STACK)
                     .spawn_scoped(scope, move || {
                         let _share = SharedCores::set(1);
                         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            if shares.leave_every_task(cores) {
+                                return;
+                            }
                             keep_this_thread_off(here);
                             warm_heap_until_work(queue);
                             while let Some(task) = queue.next_or_wait() {
@@ -512,7 +611,7 @@ pub fn with_early_helper<'a, R>(main: impl FnOnce(&Tasks<'a>) -> R) -> R {
             std::thread::yield_now();
         }
         // The helper has one of this thread's cores.
-        let _share = helper.is_some().then(|| SharedCores::set(cores - 1));
+        let _share = helper.is_some().then(|| SharedCores::set(kept));
         let result = {
             let _close = CloseOnDrop(queue);
             main(queue)
@@ -860,6 +959,124 @@ mod tests {
         let _share = SharedCores::set(2);
         assert!(helper_worth_starting(2));
         assert!(!helper_worth_starting(1));
+    }
+
+    /// `ALL_BUT_ONE` is counted when asked, never below one core.
+    #[test]
+    fn all_but_one_core_is_counted_when_asked() {
+        let _share = SharedCores::set(ALL_BUT_ONE);
+        assert_eq!(cores_here(), cores().saturating_sub(1).max(1));
+    }
+
+    /// A cgroup's quota only lowers the count of [`cores`]: the mask holds as many.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_affinity_mask_holds_at_least_the_counted_cores() {
+        let mask = cores_in_affinity_mask().expect("Linux tells a thread's mask");
+        assert!(mask >= cores(), "mask {mask}, cores {}", cores());
+    }
+
+    /// Nested in a share, the early helper takes one core of it, and starts on a share
+    /// of two or more only.
+    #[test]
+    fn a_nested_early_helper_takes_one_core_of_its_callers_share() {
+        let kept = |share: usize| {
+            let _share = SharedCores::set(share);
+            with_early_helper(|_| cores_here())
+        };
+        assert_eq!(kept(3), 2);
+        assert_eq!(kept(2), 1);
+        assert_eq!(kept(1), 1);
+        let beside_all_but_one = cores().saturating_sub(1).max(1);
+        assert_eq!(
+            kept(ALL_BUT_ONE),
+            beside_all_but_one.saturating_sub(1).max(1)
+        );
+    }
+
+    /// A share or the count decides, without the mask; before either, the mask decides
+    /// and the helper counts, and the caller keeps all but one; with no mask, the
+    /// count is taken here.
+    #[test]
+    fn the_helper_starts_on_the_share_the_count_or_else_the_mask() {
+        let unasked = || -> Option<usize> { panic!("the mask is not asked") };
+        let uncounted = || -> usize { panic!("the cores are not counted") };
+        let shares = |starts, counts, kept| HelperShares {
+            starts,
+            counts,
+            kept,
+        };
+        // A share given: one core starts nothing; two or more keep all but one.
+        assert_eq!(
+            helper_shares(1, None, unasked, uncounted),
+            shares(false, false, 0)
+        );
+        assert_eq!(
+            helper_shares(2, Some(8), unasked, uncounted),
+            shares(true, false, 1)
+        );
+        assert_eq!(
+            helper_shares(5, None, unasked, uncounted),
+            shares(true, false, 4)
+        );
+        assert_eq!(
+            helper_shares(ALL_BUT_ONE, None, unasked, || 4),
+            shares(true, false, 2)
+        );
+        assert_eq!(
+            helper_shares(ALL_BUT_ONE, None, unasked, || 2),
+            shares(false, false, 0)
+        );
+        // No share, the cores counted.
+        assert_eq!(
+            helper_shares(0, Some(1), unasked, uncounted),
+            shares(false, false, 0)
+        );
+        assert_eq!(
+            helper_shares(0, Some(2), unasked, uncounted),
+            shares(true, false, 1)
+        );
+        // Not counted yet: the mask decides, and the helper counts.
+        assert_eq!(
+            helper_shares(0, None, || Some(1), uncounted),
+            shares(false, true, ALL_BUT_ONE)
+        );
+        assert_eq!(
+            helper_shares(0, None, || Some(2), uncounted),
+            shares(true, true, ALL_BUT_ONE)
+        );
+        // No mask: counted here.
+        assert_eq!(
+            helper_shares(0, None, || None, || 1),
+            shares(false, false, 0)
+        );
+        assert_eq!(
+            helper_shares(0, None, || None, || 3),
+            shares(true, false, 2)
+        );
+    }
+
+    /// Only a helper that counts the cores and finds one leaves every task.
+    #[test]
+    fn a_helper_that_counts_one_core_leaves_every_task() {
+        let counting = |counts| HelperShares {
+            starts: true,
+            counts,
+            kept: ALL_BUT_ONE,
+        };
+        assert!(counting(true).leave_every_task(|| 1));
+        assert!(!counting(true).leave_every_task(|| 2));
+        assert!(!counting(false).leave_every_task(|| 1));
+    }
+
+    /// The shares a thread may be given: none (all the cores), all but one, or a count.
+    #[test]
+    fn a_share_counts_all_the_cores_all_but_one_or_itself() {
+        assert_eq!(share_of(0, || 4), 4);
+        assert_eq!(share_of(ALL_BUT_ONE, || 4), 3);
+        assert_eq!(share_of(ALL_BUT_ONE, || 1), 1);
+        assert_eq!(share_of(ALL_BUT_ONE, || 0), 1);
+        assert_eq!(share_of(3, || panic!("a share is not counted")), 3);
     }
 
     #[test]
