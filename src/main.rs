@@ -94,8 +94,43 @@ struct Cli {
     command: Command,
 }
 
+/// `shipshape render`'s arguments.
+#[derive(clap::Args, Debug, PartialEq)]
+struct RenderArgs {
+    /// Release name, as `helm template NAME`.
+    #[arg(default_value = "release-name")]
+    name: String,
+    /// Namespace of the release.
+    #[arg(long, short = 'n', default_value = "default")]
+    namespace: String,
+    #[command(flatten)]
+    values: ValuesArgs,
+}
+
+/// [`Cli`] with its `render` command alone: what a `render` command line is parsed
+/// with first. Building the whole command (every command's arguments and help) took
+/// about 0.2 ms of an example's `render`; this one, a fraction of that. A line it
+/// refuses (an error, `--help`, `--version`, another command) is parsed again with
+/// [`Cli`], which says what [`Cli`] says. It accepts a line only as [`Cli`] reads it:
+/// the same global `--spec` and the same [`RenderArgs`].
+#[derive(Parser)]
+#[command(name = "shipshape", version)]
+struct RenderCli {
+    /// The platform spec.
+    #[arg(long, global = true, default_value = "shipshape.yaml")]
+    spec: PathBuf,
+    #[command(subcommand)]
+    command: RenderOnly,
+}
+
+/// The one command of [`RenderCli`].
+#[derive(Subcommand)]
+enum RenderOnly {
+    Render(RenderArgs),
+}
+
 /// Where a command's values come from, merged in this order.
-#[derive(clap::Args)]
+#[derive(clap::Args, Debug, PartialEq)]
 struct ValuesArgs {
     /// A preset of the spec to apply first.
     #[arg(long)]
@@ -161,16 +196,7 @@ enum Command {
     /// `false`, `null` and integers without a leading zero are typed, anything else is a
     /// string. Index syntax (`a[0]=x`), `--set-string` and `--set-file` are not
     /// supported.
-    Render {
-        /// Release name, as `helm template NAME`.
-        #[arg(default_value = "release-name")]
-        name: String,
-        /// Namespace of the release.
-        #[arg(long, short = 'n', default_value = "default")]
-        namespace: String,
-        #[command(flatten)]
-        values: ValuesArgs,
-    },
+    Render(RenderArgs),
     /// Print the JSON schema of `shipshape.yaml`.
     Schema,
     /// Print the peak PostgreSQL connections and Redis clients of a preset across a
@@ -325,6 +351,13 @@ fn main() -> ExitCode {
     if subcommand_of(args.iter().map(|a| a.as_encoded_bytes())) == Some(b"render".as_slice()) {
         let mut other = None;
         let rendered = commands::render_parsed_by(|| {
+            if let Ok(RenderCli {
+                spec,
+                command: RenderOnly::Render(render),
+            }) = RenderCli::try_parse()
+            {
+                return Some(arguments_of_render(spec, &render));
+            }
             let cli = Cli::parse();
             match render_arguments(&cli) {
                 Some(arguments) => Some(arguments),
@@ -346,24 +379,21 @@ fn main() -> ExitCode {
 /// The spec and the options of a `render` command line (`None`: another command).
 fn render_arguments(cli: &Cli) -> Option<(PathBuf, RenderOptions)> {
     match cli.command {
-        Command::Render {
-            ref name,
-            ref namespace,
-            ref values,
-        } => {
-            // Again, for where the hook before `main` does not run (a libc other than
-            // glibc) or did not see `render` (an argument order it does not expect).
-            without_huge_pages();
-            Some((
-                cli.spec.clone(),
-                values.options(Release {
-                    name: name.clone(),
-                    namespace: namespace.clone(),
-                }),
-            ))
-        }
+        Command::Render(ref render) => Some(arguments_of_render(cli.spec.clone(), render)),
         _ => None,
     }
+}
+
+/// The spec and the options of `render` with the arguments `render`.
+fn arguments_of_render(spec: PathBuf, render: &RenderArgs) -> (PathBuf, RenderOptions) {
+    // Again, for where the hook before `main` does not run (a libc other than glibc)
+    // or did not see `render` (an argument order it does not expect).
+    without_huge_pages();
+    let release = Release {
+        name: render.name.clone(),
+        namespace: render.namespace.clone(),
+    };
+    (spec, render.values.options(release))
 }
 
 /// Runs the command `cli` names.
@@ -379,7 +409,7 @@ fn run(cli: Cli) -> Result<commands::Exit, commands::CommandError> {
             commands::generate(&cli.spec, &out_or_default(out.clone()))
         }
         Command::Check { ref out } => commands::check(&cli.spec, &out_or_default(out.clone())),
-        Command::Render { .. } => {
+        Command::Render(_) => {
             let (spec, options) = render_arguments(&cli).expect("a render command");
             commands::render(&spec, &options)
         }
@@ -493,6 +523,116 @@ fn exit_without_clean_up(code: u8) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::subcommand_of;
+    use super::{Cli, Command, RenderCli, RenderOnly};
+    use clap::{CommandFactory, Parser};
+
+    /// A `render` line as [`RenderCli`] reads it, or `None` when it refuses it.
+    fn read_by_render_cli(line: &[&str]) -> Option<(std::path::PathBuf, super::RenderArgs)> {
+        let cli = RenderCli::try_parse_from(line).ok()?;
+        let RenderOnly::Render(render) = cli.command;
+        Some((cli.spec, render))
+    }
+
+    /// A line as [`Cli`] reads it: `Ok(Some(_))` for `render`, `Ok(None)` for another
+    /// command, `Err` for a line it refuses (an error, help, the version).
+    fn read_by_cli(line: &[&str]) -> Result<Option<(std::path::PathBuf, super::RenderArgs)>, ()> {
+        let cli = Cli::try_parse_from(line).map_err(|_| ())?;
+        Ok(match cli.command {
+            Command::Render(render) => Some((cli.spec, render)),
+            _ => None,
+        })
+    }
+
+    /// Every line [`RenderCli`] accepts, [`Cli`] reads the same; the lines it refuses
+    /// (help, version, errors, other commands) are left to [`Cli`].
+    #[test]
+    fn the_render_line_reads_as_the_whole_command_reads_it() {
+        let accepted: &[&[&str]] = &[
+            &["shipshape", "render"],
+            &["shipshape", "render", "rel"],
+            &["shipshape", "--spec", "a.yaml", "render", "rel", "-n", "ns"],
+            &["shipshape", "render", "--spec=b.yaml", "--namespace=x"],
+            &[
+                "shipshape",
+                "render",
+                "-fone.yaml",
+                "-f",
+                "two.yaml",
+                "--values=3.yaml",
+            ],
+            &["shipshape", "render", "--set", "a.b=1,c=2", "--set=d={x,y}"],
+            &["shipshape", "render", "--preset", "production", "--", "rel"],
+            &[
+                "shipshape",
+                "render",
+                "-n",
+                "ns",
+                "rel",
+                "--preset=p",
+                "--spec",
+                "c.yaml",
+            ],
+        ];
+        for line in accepted {
+            let fast = read_by_render_cli(line);
+            assert!(fast.is_some(), "{line:?} is refused");
+            assert_eq!(read_by_cli(line), Ok(fast), "{line:?}");
+        }
+        let refused: &[&[&str]] = &[
+            &["shipshape", "render", "--help"],
+            &["shipshape", "render", "-h"],
+            &["shipshape", "--version", "render"],
+            &["shipshape", "render", "a", "b"],
+            &["shipshape", "render", "--unknown"],
+            &["shipshape", "render", "-n"],
+            &["shipshape", "generate"],
+            &["shipshape", "capacity", "--preset", "p"],
+        ];
+        // `Cli` refuses them too, or reads another command: none is a `render`.
+        for line in refused {
+            assert_eq!(read_by_render_cli(line), None, "{line:?} is accepted");
+            assert!(!matches!(read_by_cli(line), Ok(Some(_))), "{line:?}");
+        }
+    }
+
+    /// The two commands define `render`'s arguments and the global `--spec` alike.
+    #[test]
+    fn the_render_command_alone_has_the_arguments_of_the_whole() {
+        fn described(args: Vec<&clap::Arg>) -> Vec<String> {
+            let mut described: Vec<String> = args
+                .into_iter()
+                .map(|a| {
+                    format!(
+                        "{} {:?} {:?} {:?} {:?} {} {:?}",
+                        a.get_id(),
+                        a.get_long(),
+                        a.get_short(),
+                        a.get_default_values(),
+                        a.get_num_args(),
+                        a.is_global_set(),
+                        a.get_action(),
+                    )
+                })
+                .collect();
+            described.sort();
+            described
+        }
+        let (whole, alone) = (Cli::command(), RenderCli::command());
+        let render_of = |c: &clap::Command| {
+            described(
+                c.find_subcommand("render")
+                    .expect("render")
+                    .get_arguments()
+                    .collect(),
+            )
+        };
+        assert_eq!(render_of(&whole), render_of(&alone));
+        assert_eq!(
+            described(whole.get_arguments().collect()),
+            described(alone.get_arguments().collect())
+        );
+        assert_eq!(whole.get_version(), alone.get_version());
+    }
 
     fn subcommand<'a>(args: &[&'a str]) -> Option<&'a str> {
         subcommand_of(args.iter().map(|a| a.as_bytes()))
