@@ -23,6 +23,23 @@ pub fn presets_over(spec: &Spec, defaults: &Map<String, Value>) -> BTreeMap<Stri
     fitted(spec, || Fitting::over(spec, defaults))
 }
 
+/// [`presets_over`] with only the preset `name` fitted and the others as declared:
+/// what merging the values of that one preset reads. `render` merges with these while
+/// the others are fitted beside it.
+pub fn presets_over_fitting_only(
+    spec: &Spec,
+    defaults: &Map<String, Value>,
+    name: Option<&str>,
+) -> BTreeMap<String, Preset> {
+    let mut all = declared_presets(spec);
+    if let Some(preset) = name.and_then(|name| all.get_mut(name)) {
+        if !preset.fit.is_empty() {
+            fit_preset(&Fitting::over(spec, defaults), preset);
+        }
+    }
+    all
+}
+
 /// The declared presets, fitted with what `fitting` builds, only when one has a
 /// maximum to fit.
 fn fitted<'a>(spec: &'a Spec, fitting: impl FnOnce() -> Fitting<'a>) -> BTreeMap<String, Preset> {
@@ -352,5 +369,48 @@ mod tests {
                 "maxConnections {max_connections}"
             );
         }
+    }
+
+    /// Fitting one preset gives it as every preset fitted has it, and leaves the others
+    /// as declared; with none named, every preset is as declared.
+    #[test]
+    fn one_preset_fitted_is_as_every_preset_fitted_has_it() {
+        let mut fitted_some = false;
+        for (name, text) in [
+            (
+                "agent-platform",
+                include_str!("../../examples/agent-platform/shipshape.yaml"),
+            ),
+            (
+                "llm-gateway",
+                include_str!("../../examples/llm-gateway/shipshape.yaml"),
+            ),
+            (
+                "web-shop",
+                include_str!("../../examples/web-shop/shipshape.yaml"),
+            ),
+        ] {
+            let spec = crate::spec::load_spec(text, name).expect("the example reads");
+            let defaults = default_values_map(&spec);
+            let (all, declared) = (presets_over(&spec, &defaults), declared_presets(&spec));
+            assert_eq!(presets_over_fitting_only(&spec, &defaults, None), declared);
+            for preset in all.keys() {
+                let one = presets_over_fitting_only(&spec, &defaults, Some(preset));
+                assert_eq!(
+                    one.keys().collect::<Vec<_>>(),
+                    all.keys().collect::<Vec<_>>()
+                );
+                for (other, value) in &one {
+                    let expected = if other == preset {
+                        &all[other]
+                    } else {
+                        &declared[other]
+                    };
+                    assert_eq!(value, expected, "{name}: {other} with {preset} fitted");
+                }
+                fitted_some |= one[preset] != declared[preset];
+            }
+        }
+        assert!(fitted_some, "an example has a preset to fit");
     }
 }

@@ -356,6 +356,16 @@ fn merge_values_for<'c>(
     chart: &'c ChartValues,
     options: &RenderOptions,
 ) -> Result<MergedValues<'c>, CommandError> {
+    merge_values_over(&chart.defaults, &chart.presets, options)
+}
+
+/// [`merge_values_for`] over the chart's `defaults` and `presets` apart; of the
+/// presets, only the one `options` names is read.
+fn merge_values_over<'c>(
+    defaults: &'c serde_json::Value,
+    presets: &'c std::collections::BTreeMap<String, crate::values::presets::Preset>,
+    options: &RenderOptions,
+) -> Result<MergedValues<'c>, CommandError> {
     let mut sources = Vec::new();
     let mut texts = Vec::new();
     for file in &options.values_files {
@@ -372,7 +382,6 @@ fn merge_values_for<'c>(
     if !options.set.is_empty() {
         sources.push(ValuesSource::Set(set.clone()));
     }
-    let ChartValues { defaults, presets } = chart;
     let overlay = match &options.preset {
         None => None,
         Some(name) => Some(

@@ -2,8 +2,8 @@
 //! values schema and the guards accept the values.
 
 use super::{
-    chart_values_of, check_release_name, left_to_exit, merge_values_for, read_text, ChartValues,
-    CommandError, Exit, MergedValues, RenderOptions,
+    check_release_name, left_to_exit, merge_values_over, read_text, CommandError, Exit,
+    MergedValues, RenderOptions,
 };
 use crate::backends::native::{Manifests, Release};
 use crate::spec::Spec;
@@ -25,9 +25,14 @@ pub fn render_parsed_by(
     parse: impl FnOnce() -> Option<(PathBuf, RenderOptions)>,
 ) -> Option<Result<Exit, CommandError>> {
     use crate::backends::native::RenderedDocuments;
+    use crate::capacity::fit::{presets_over, presets_over_fitting_only};
     use crate::contract::model_schemas::ModelSchemas;
     use crate::contract::PlanPods;
     use crate::parallel::Later;
+    use crate::values::presets::Preset;
+    use crate::values::{default_values, entries_of};
+    use serde_json::Value;
+    use std::collections::BTreeMap;
     use std::sync::{Mutex, OnceLock};
     // Independent tasks on the machine's cores: check the values against the schema
     // (its frame and its root rules apart), run the guards, render the manifests in
@@ -35,21 +40,26 @@ pub fn render_parsed_by(
     // arguments are parsed and reads what needs none (the built-in presets, the
     // model's schemas); the spec's workloads, queued ahead of what it has not started,
     // come first once the spec file is read. What needs only the spec and the chart's
-    // defaults (the schema's frame, every plan's pod counts) is queued while the
-    // values are merged. Then the tasks that take longest first (the root rules, the
-    // frame's check, which waits for the frame), and the short ones last (the
-    // manifests' parts, the guards), so that both cores end at about the same time.
-    // What the check decides comes first, as when they ran one after the other:
-    // refused values print nothing but the violations, and the guards' findings and
-    // the manifests computed meanwhile are dropped. Then the guards: the manifests
-    // print only when no finding is an error.
+    // defaults (the schema's frame, the presets fitted to the budgets and every plan's
+    // pod counts) is queued while the values are merged: the merge reads the preset it
+    // names alone, fitted on this thread if it must be. Then the tasks that take
+    // longest first (the root rules, the frame's check, which waits for the frame),
+    // and the short ones last (the manifests' parts, the guards), so that both cores
+    // end at about the same time. What the check decides comes first, as when they ran
+    // one after the other: refused values print nothing but the violations, and the
+    // guards' findings and the manifests computed meanwhile are dropped. Then the
+    // guards: the manifests print only when no finding is an error.
     let arguments: OnceLock<(PathBuf, RenderOptions)> = OnceLock::new();
     // The model's schemas for the frame, read by whichever thread needs them first;
     // the frame's task takes them. Only the types' schemas, without annotations: the
     // frame is only walked, to check the values, and the walk parses each of the
     // model's definitions when the values reach it.
     let model: OnceLock<Mutex<Option<ModelSchemas>>> = OnceLock::new();
-    let (spec_cell, chart_cell, merged_cell) = (OnceLock::new(), OnceLock::new(), OnceLock::new());
+    let (spec_cell, defaults_cell, merging_cell) =
+        (OnceLock::new(), OnceLock::new(), OnceLock::new());
+    // Every preset fitted, for the pod counts, the rules and the check's words.
+    let fitted: Later<BTreeMap<String, Preset>> = Later::default();
+    let merged_cell = OnceLock::new();
     let (frame_schema, plan_pods) = (Later::default(), Later::default());
     let (frame, rules) = (OnceLock::new(), OnceLock::new());
     let findings: [OnceLock<Vec<crate::guards::Finding>>; 2] = Default::default();
@@ -81,20 +91,29 @@ pub fn render_parsed_by(
                     crate::contract::schema::frame_schema_with(spec, model)
                 });
             }));
-            let chart: &ChartValues = chart_cell.get_or_init(|| chart_values_of(spec));
+            let defaults: &Value = defaults_cell.get_or_init(|| default_values(spec));
+            let fitted = &fitted;
             tasks.push(Box::new(move || {
-                plan_pods.compute(|| PlanPods::of(spec, &chart.presets, &chart.defaults));
+                // One task: a panic in either leaves neither waited for.
+                plan_pods.compute(|| {
+                    fitted.compute(|| presets_over(spec, entries_of(defaults)));
+                    let presets = fitted.wait().expect("fitted just now");
+                    PlanPods::of(spec, presets, defaults)
+                });
             }));
-            let merged = merge_values_for(chart, options)?;
+            let merging = merging_cell.get_or_init(|| {
+                presets_over_fitting_only(spec, entries_of(defaults), options.preset.as_deref())
+            });
+            let merged = merge_values_over(defaults, merging, options)?;
             let merged: &MergedValues = merged_cell.get_or_init(move || merged);
             let (frame, rules, findings) = (&frame, &rules, &findings);
             tasks.push(Box::new(move || {
                 let _ = rules.set(merged.plan().and_then(|plan| {
                     crate::contract::root_rules_verdict_with(
                         spec,
-                        &chart.presets,
+                        fitted.wait()?,
                         plan,
-                        &chart.defaults,
+                        defaults,
                         &merged.values,
                         plan_pods.wait()?,
                     )
@@ -132,10 +151,12 @@ pub fn render_parsed_by(
     if let Err(error) = ran? {
         return Some(Err(error));
     }
-    let (spec, merged) = (
+    let (spec, mut merged) = (
         spec_cell.into_inner().expect("the spec was read"),
         merged_cell.into_inner().expect("the values were merged"),
     );
+    // The check words a violation with every preset fitted, not those merged over.
+    merged.presets = fitted.wait().expect("the presets were fitted");
     let verdict = crate::contract::both_verdicts(
         frame.into_inner().expect("the frame was checked"),
         rules.into_inner().expect("the rules were checked"),
@@ -172,7 +193,7 @@ pub fn render_parsed_by(
     }
     let _ = io::stdout().lock().write_all(text.as_bytes());
     left_to_exit((spec, merged, frame_schema, plan_pods, text));
-    left_to_exit(chart_cell);
+    left_to_exit((defaults_cell, merging_cell, fitted));
     Some(Ok(Exit::Ok))
 }
 
@@ -240,5 +261,35 @@ mod tests {
             }
             other => panic!("both refuse the release name: {other:?}"),
         }
+    }
+
+    /// A refusal is worded with every preset fitted, as the check of the other commands
+    /// words it, for values that name the plan of a preset fitted beside the merge:
+    /// web-shop's `autoscaling`, whose maximum of 12 is fitted to 4 by the budgets.
+    #[test]
+    fn a_refusal_is_worded_with_every_preset_fitted() {
+        let name = "web-shop";
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("examples/{name}/shipshape.yaml"));
+        let options = RenderOptions {
+            preset: None,
+            values_files: Vec::new(),
+            set: vec![
+                "capacityPlan=autoscaling".into(),
+                "workloads.storefront.autoscaling.enabled=true".into(),
+                "workloads.storefront.autoscaling.maxReplicas=8".into(),
+            ],
+            release: Release::default(),
+        };
+        let spec = crate::guards::testing::example(name);
+        let expected = super::super::resolve_for(&spec, &options).expect_err("refused");
+        let rendered = render(&path, &options).expect_err("refused");
+        assert_eq!(rendered.to_string(), expected.to_string());
+        assert!(
+            expected
+                .to_string()
+                .contains("8 is greater than the maximum of 4"),
+            "{expected}"
+        );
     }
 }
