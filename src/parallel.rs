@@ -115,19 +115,23 @@ fn helper_shares(
 fn cores_in_affinity_mask() -> Option<usize> {
     #[cfg(target_os = "linux")]
     {
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        // SAFETY: the set is plain data of the size given; 0 is this thread.
-        unsafe {
-            let mut mask: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, size, &mut mask) != 0 {
-                return None;
-            }
-            usize::try_from(libc::CPU_COUNT(&mask)).ok()
-        }
+        // SAFETY: counts the bits of a set the system filled.
+        this_threads_mask().and_then(|mask| usize::try_from(unsafe { libc::CPU_COUNT(&mask) }).ok())
     }
     #[cfg(not(target_os = "linux"))]
     {
         None
+    }
+}
+
+/// This thread's affinity mask (`None`: the system did not say).
+#[cfg(target_os = "linux")]
+fn this_threads_mask() -> Option<libc::cpu_set_t> {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: the set is plain data of the size given; 0 is this thread.
+    unsafe {
+        let mut mask: libc::cpu_set_t = std::mem::zeroed();
+        (libc::sched_getaffinity(0, size, &mut mask) == 0).then_some(mask)
     }
 }
 
@@ -574,7 +578,6 @@ pub fn with_early_helper<'a, R>(main: impl FnOnce(&Tasks<'a>) -> R) -> R {
         cores_in_affinity_mask,
         cores,
     );
-    let kept = shares.kept;
     let shares = &shares;
     let helper_panic: Mutex<Option<Box<dyn std::any::Any + Send>>> = Mutex::new(None);
     let result = std::thread::scope(|scope| {
@@ -611,7 +614,7 @@ pub fn with_early_helper<'a, R>(main: impl FnOnce(&Tasks<'a>) -> R) -> R {
             std::thread::yield_now();
         }
         // The helper has one of this thread's cores.
-        let _share = helper.is_some().then(|| SharedCores::set(kept));
+        let _share = helper.is_some().then(|| SharedCores::set(shares.kept));
         let result = {
             let _close = CloseOnDrop(queue);
             main(queue)
@@ -705,22 +708,19 @@ fn this_core() -> Option<usize> {
 fn keep_this_thread_off(core: Option<usize>) {
     #[cfg(target_os = "linux")]
     {
-        let Some(core) = core else {
+        let (Some(core), Some(mut cores)) = (core, this_threads_mask()) else {
             return;
         };
-        let size = std::mem::size_of::<libc::cpu_set_t>();
         // SAFETY: the set is plain data of the size given; 0 is this thread.
         unsafe {
-            let mut cores: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, size, &mut cores) != 0
-                || core >= libc::CPU_SETSIZE as usize
+            if core >= libc::CPU_SETSIZE as usize
                 || !libc::CPU_ISSET(core, &cores)
                 || libc::CPU_COUNT(&cores) < 2
             {
                 return;
             }
             libc::CPU_CLR(core, &mut cores);
-            libc::sched_setaffinity(0, size, &cores);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &cores);
         }
     }
     #[cfg(not(target_os = "linux"))]

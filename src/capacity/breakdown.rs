@@ -209,22 +209,7 @@ mod tests {
     /// example and preset, and with values that saturate.
     #[test]
     fn a_servers_parts_are_their_expressions() {
-        let examples = [
-            (
-                "agent-platform",
-                include_str!("../../examples/agent-platform/shipshape.yaml"),
-            ),
-            (
-                "llm-gateway",
-                include_str!("../../examples/llm-gateway/shipshape.yaml"),
-            ),
-            (
-                "web-shop",
-                include_str!("../../examples/web-shop/shipshape.yaml"),
-            ),
-        ];
-        for (name, text) in examples {
-            let spec = load_spec(text, name).unwrap();
+        for (name, spec) in crate::capacity::tests::example_specs() {
             let mut presets: Vec<Option<String>> = vec![None];
             presets.extend(crate::capacity::fit::presets(&spec).into_keys().map(Some));
             for preset in presets {

@@ -376,21 +376,7 @@ mod tests {
     #[test]
     fn one_preset_fitted_is_as_every_preset_fitted_has_it() {
         let mut fitted_some = false;
-        for (name, text) in [
-            (
-                "agent-platform",
-                include_str!("../../examples/agent-platform/shipshape.yaml"),
-            ),
-            (
-                "llm-gateway",
-                include_str!("../../examples/llm-gateway/shipshape.yaml"),
-            ),
-            (
-                "web-shop",
-                include_str!("../../examples/web-shop/shipshape.yaml"),
-            ),
-        ] {
-            let spec = crate::spec::load_spec(text, name).expect("the example reads");
+        for (name, spec) in crate::capacity::tests::example_specs() {
             let defaults = default_values_map(&spec);
             let (all, declared) = (presets_over(&spec, &defaults), declared_presets(&spec));
             assert_eq!(presets_over_fitting_only(&spec, &defaults, None), declared);

@@ -956,6 +956,14 @@ fn formula_is_one_lowercase_paragraph() {
 
 // The inputs a spec's workloads read, on the examples' specs and values.
 
+/// Each example's name and spec, for the tests of `capacity`'s files.
+pub(super) fn example_specs() -> Vec<(&'static str, crate::spec::Spec)> {
+    ["agent-platform", "llm-gateway", "web-shop"]
+        .into_iter()
+        .map(|name| (name, example(name).0))
+        .collect()
+}
+
 fn example(name: &str) -> (crate::spec::Spec, Value) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
