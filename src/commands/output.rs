@@ -7,15 +7,20 @@
 //! 2. takes `DIR/.out.shipshape-lock` (`flock`, never waiting: a second run is
 //!    refused with "another shipshape run holds `DIR/out`");
 //! 3. refuses a non-empty `DIR/out` without [`OUTPUT_MARKER`];
-//! 4. writes the new tree into `DIR/.out.shipshape-new-PID`, using every core,
-//!    hard-linking each file whose bytes are unchanged from `DIR/out` (never writing
-//!    into a linked file); files are added as they are ready ([`Staging`]), so
-//!    `generate` writes the chart while it still reviews the presets;
-//! 5. swaps it with `DIR/out` in one step (Linux `renameat2(RENAME_EXCHANGE)`;
+//! 4. compares the files, as they are ready, with those of `DIR/out`; while every one
+//!    is unchanged, nothing is written. When `DIR/out` holds exactly the new files
+//!    and the folders they are in, nothing else, it is left in place as it is and
+//!    steps 5 to 7 are skipped (a rerun on an unchanged spec touches no folder);
+//! 5. from the first file that differs (at once when there is no `DIR/out`), writes
+//!    the new tree into `DIR/.out.shipshape-new-PID`, using every core, hard-linking
+//!    each file whose bytes are unchanged from `DIR/out` (never writing into a linked
+//!    file); files are added as they are ready ([`Staging`]), so `generate` writes
+//!    the chart while it still reviews the presets;
+//! 6. swaps it with `DIR/out` in one step (Linux `renameat2(RENAME_EXCHANGE)`;
 //!    elsewhere, or where the file system lacks it, two renames with a rollback);
-//! 6. deletes the old tree and the lock file.
+//! 7. deletes the old tree and the lock file.
 //!
-//! A failure before step 5 leaves `DIR/out` as it was; after step 5 the new output is
+//! A failure before step 6 leaves `DIR/out` as it was; after step 6 the new output is
 //! in place whatever happens. Staging folders and the lock file are registered with
 //! [`super::signals`], so Ctrl-C or SIGTERM removes them too.
 //!
@@ -301,10 +306,11 @@ impl OutputSlot {
         self.stage()?.finish_with(files, remove_old)
     }
 
-    /// Starts the new tree: an empty staging folder beside the output, removed again
-    /// unless [`Staging::finish`] puts it in place. Files are added to it as they are
-    /// ready, from any thread: `generate` adds the chart while the presets are still
-    /// being reviewed.
+    /// Starts the new tree. Files are added to it as they are ready, from any thread:
+    /// `generate` adds the chart while the presets are still being reviewed. Without
+    /// a previous output the staging folder beside the output is made at once; with
+    /// one, at the first file that differs from it ([`Staging::add`]). It is removed
+    /// again unless [`Staging::finish`] puts it in place.
     pub fn stage(self) -> Result<Staging, CommandError> {
         let target = &self.target;
         let final_path = target.path();
@@ -313,12 +319,18 @@ impl OutputSlot {
         let staging = target.sibling(&format!("new-{pid}"));
         let retired = target.sibling(&format!("old-{pid}"));
         let cleanups = (signals::register(&staging), signals::register(&retired));
-        fs::create_dir(&staging).map_err(write_error(&staging))?;
+        let previous = final_path.is_dir().then_some(final_path);
+        if previous.is_none() {
+            fs::create_dir(&staging).map_err(write_error(&staging))?;
+        }
         Ok(Staging {
-            previous: final_path.is_dir().then_some(final_path),
+            added: Mutex::new(Added {
+                paths: BTreeSet::new(),
+                started: previous.is_none(),
+            }),
+            previous,
             staging,
             retired,
-            added: Mutex::new(BTreeSet::new()),
             in_place: false,
             _cleanups: cleanups,
             slot: self,
@@ -335,31 +347,72 @@ pub struct Staging {
     retired: PathBuf,
     /// The output folder, when there is one: each file unchanged from it is linked.
     previous: Option<PathBuf>,
-    /// The files written so far, by path.
-    added: Mutex<BTreeSet<String>>,
+    /// The files added so far, and whether the staging folder holds them.
+    added: Mutex<Added>,
     /// Whether the tree is in place (then it is not deleted on drop).
     in_place: bool,
     _cleanups: (signals::Registered, signals::Registered),
 }
 
+/// What [`Staging::add`] has done so far.
+struct Added {
+    /// The files added, by path.
+    paths: BTreeSet<String>,
+    /// Whether the staging folder is made and holds every file of `paths`. Until then
+    /// each of them is unchanged from the previous output, and nothing is written.
+    started: bool,
+}
+
 impl Staging {
-    /// Writes `files` (path in the output, text) into the new tree (`write_files`),
-    /// but those already added: a file there may be a link to the previous output's,
-    /// which is never written to.
+    /// Adds `files` (path in the output, text) to the new tree, but those already
+    /// added: a file there may be a link to the previous output's, which is never
+    /// written to. While each file added is unchanged from the previous output, they
+    /// are only compared with it; at the first that differs, the staging folder is
+    /// made, the unchanged ones linked into it ([`Staging::start`]), and the rest
+    /// written or linked (`write_files`).
     pub fn add(&self, files: &[(&str, &str)]) -> Result<(), CommandError> {
         let mut added = self.added.lock().unwrap_or_else(|p| p.into_inner());
         let new: Vec<(&str, &str)> = files
             .iter()
-            .filter(|(path, _)| !added.contains(*path))
+            .filter(|(path, _)| !added.paths.contains(*path))
             .copied()
             .collect();
-        write_files(&self.staging, self.previous.as_deref(), &new)?;
-        added.extend(new.iter().map(|(path, _)| path.to_string()));
+        let mut rest = new.as_slice();
+        if let (false, Some(old)) = (added.started, self.previous.as_deref()) {
+            let unchanged = unchanged_prefix(old, rest);
+            added
+                .paths
+                .extend(rest[..unchanged].iter().map(|(path, _)| path.to_string()));
+            if unchanged == rest.len() {
+                return Ok(());
+            }
+            self.start(old, &mut added)?;
+            rest = &rest[unchanged..];
+        }
+        write_files(&self.staging, self.previous.as_deref(), rest)?;
+        added
+            .paths
+            .extend(rest.iter().map(|(path, _)| path.to_string()));
+        Ok(())
+    }
+
+    /// Makes the staging folder and links into it each file added so far, every one
+    /// found unchanged in the previous output `old`. A file that cannot be linked is
+    /// taken out of `added`, so that [`Staging::finish`], which is given every file,
+    /// writes it.
+    fn start(&self, old: &Path, added: &mut Added) -> Result<(), CommandError> {
+        fs::create_dir(&self.staging).map_err(write_error(&self.staging))?;
+        make_folders_of(&self.staging, added.paths.iter().map(String::as_str))?;
+        added
+            .paths
+            .retain(|rel| link_unchanged(&old.join(rel), &self.staging.join(rel)));
+        added.started = true;
         Ok(())
     }
 
     /// Writes the files of `files` not added yet, puts the new tree in place of the
-    /// output in one step, deletes the old tree and releases the lock.
+    /// output in one step, deletes the old tree and releases the lock. When every file
+    /// is unchanged and the output holds nothing else, the output is left as it is.
     pub fn finish(self, files: &OutputFiles) -> Result<Written, CommandError> {
         // One thread deletes the old tree: unlinking takes the folder's lock, and 2,842
         // files unlinked in parts on two cores took longer than on one.
@@ -373,6 +426,20 @@ impl Staging {
         remove_old: impl Fn(&Path) -> io::Result<()>,
     ) -> Result<Written, CommandError> {
         self.add(&entries_of(files))?;
+        let mut added = self.added.lock().unwrap_or_else(|p| p.into_inner());
+        if let (false, Some(old)) = (added.started, self.previous.as_deref()) {
+            if holds_only(old, &added.paths) {
+                return Ok(Written::default());
+            }
+            self.start(old, &mut added)?;
+            // What could not be linked is written.
+            let unlinked: Vec<(&str, &str)> = entries_of(files)
+                .into_iter()
+                .filter(|(path, _)| !added.paths.contains(*path))
+                .collect();
+            write_files(&self.staging, Some(old), &unlinked)?;
+        }
+        drop(added);
         let final_path = self.slot.target.path();
         let (staging, retired) = (&self.staging, &self.retired);
         let swapped = signals::critical(|| {
@@ -436,15 +503,7 @@ fn write_files(
     previous: Option<&Path>,
     entries: &[(&str, &str)],
 ) -> Result<(), CommandError> {
-    let folders: BTreeSet<&Path> = entries
-        .iter()
-        .filter_map(|(rel, _)| Path::new(rel).parent())
-        .filter(|dir| !dir.as_os_str().is_empty())
-        .collect();
-    for dir in folders {
-        let dir = staging.join(dir);
-        fs::create_dir_all(&dir).map_err(write_error(&dir))?;
-    }
+    make_folders_of(staging, entries.iter().map(|(rel, _)| *rel))?;
     let write = |rel: &str, text: &str| {
         let path = staging.join(rel);
         fs::write(&path, text).map_err(write_error(&path))
@@ -468,6 +527,78 @@ fn write_files(
     })
     .into_iter()
     .collect()
+}
+
+/// Makes under `root` the folders the files `paths` (relative to it) are in, each
+/// once.
+fn make_folders_of<'p>(
+    root: &Path,
+    paths: impl Iterator<Item = &'p str>,
+) -> Result<(), CommandError> {
+    let folders: BTreeSet<&Path> = paths
+        .filter_map(|rel| Path::new(rel).parent())
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .collect();
+    for dir in folders {
+        let dir = root.join(dir);
+        fs::create_dir_all(&dir).map_err(write_error(&dir))?;
+    }
+    Ok(())
+}
+
+/// How many of `entries`, from the first, the previous output `old` holds exactly
+/// ([`holds_exactly`]): compared in order, on this thread with a helper comparing
+/// ahead, up to the first that differs.
+fn unchanged_prefix(old: &Path, entries: &[(&str, &str)]) -> usize {
+    let mut unchanged = 0;
+    let _ = crate::parallel::prepared_ahead(
+        entries,
+        |(rel, text)| holds_exactly(&old.join(rel), text.as_bytes()),
+        |_, same| {
+            if same {
+                unchanged += 1;
+                Ok(())
+            } else {
+                Err(())
+            }
+        },
+    );
+    unchanged
+}
+
+/// Whether the folder `dir` holds the files `paths` (relative to it, `/` between
+/// folders), each already found to be a regular file there ([`holds_exactly`]), the
+/// folders they are in, and nothing else: no other file, folder, link or special file.
+fn holds_only(dir: &Path, paths: &BTreeSet<String>) -> bool {
+    let folders: BTreeSet<&str> = paths
+        .iter()
+        .flat_map(|rel| rel.match_indices('/').map(move |(at, _)| &rel[..at]))
+        .collect();
+    fn visit(dir: &Path, prefix: &str, paths: &BTreeSet<String>, folders: &BTreeSet<&str>) -> bool {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return false;
+        };
+        entries.into_iter().all(|entry| {
+            let Ok(entry) = entry else {
+                return false;
+            };
+            let name = entry.file_name();
+            let (Ok(kind), Some(name)) = (entry.file_type(), name.to_str()) else {
+                return false;
+            };
+            let rel = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if kind.is_dir() {
+                folders.contains(rel.as_str()) && visit(&entry.path(), &rel, paths, folders)
+            } else {
+                kind.is_file() && paths.contains(&rel)
+            }
+        })
+    }
+    visit(dir, "", paths, &folders)
 }
 
 /// Links `new` to the previous output's file `old`, found unchanged
@@ -972,6 +1103,141 @@ mod tests {
         assert_eq!(read_tree(&out).unwrap(), second);
         assert_eq!(ino("chart/templates/a.yaml"), before.0);
         assert_eq!(ino("rendered/x.yaml"), before.1);
+        assert_eq!(siblings(&dir), ["out"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A rerun whose files are all unchanged, in nested folders, added in steps as
+    /// `generate` adds them, leaves the output as it is: no staging folder is made, the
+    /// folders are the same (no swap), nothing is deleted, and the lock is released.
+    #[test]
+    fn an_unchanged_output_is_left_in_place() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = scratch("unchanged");
+        let out = dir.join("out");
+        let ino = |rel: &str| fs::symlink_metadata(out.join(rel)).unwrap().ino();
+        let mut first = files("x\n");
+        for i in 0..(WRITE_PARTS * 2) {
+            first.insert(
+                format!("d{}/e{}/f{i}.yaml", i % 3, i % 2),
+                format!("n: {i}\n"),
+            );
+        }
+        write_tree_atomically(&out, &first).unwrap();
+        let rels = [
+            ".",
+            "chart",
+            "d1",
+            "d1/e0",
+            "chart/Chart.yaml",
+            "d2/e1/f5.yaml",
+        ];
+        let before: Vec<u64> = rels.iter().map(|rel| ino(rel)).collect();
+        let staging = OutputSlot::claim(&out).unwrap().stage().unwrap();
+        let (d0, rest): (Vec<_>, Vec<_>) = entries_of(&first)
+            .into_iter()
+            .partition(|(path, _)| path.starts_with("d0/"));
+        std::thread::scope(|scope| {
+            scope.spawn(|| staging.add(&d0).unwrap());
+        });
+        staging.add(&rest[..1]).unwrap();
+        assert_eq!(
+            siblings(&dir).len(),
+            2,
+            "the output and its lock, nothing staged"
+        );
+        let written = staging
+            .finish_with(&first, |_| panic!("nothing is deleted"))
+            .unwrap();
+        assert!(written.warning().is_none());
+        assert_eq!(read_tree(&out).unwrap(), first);
+        let after: Vec<u64> = rels.iter().map(|rel| ino(rel)).collect();
+        assert_eq!(after, before, "the same folders and files");
+        assert_eq!(siblings(&dir), ["out"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Anything in the output beside the unchanged files and their folders makes the
+    /// rerun replace it: another file, at the top or in a folder, an empty folder, a
+    /// symlink, a FIFO. The unchanged files are linked into the new tree.
+    #[test]
+    fn anything_else_in_an_unchanged_output_is_replaced() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = scratch("else");
+        let out = dir.join("out");
+        let mut first = files("x\n");
+        first.insert("rendered/a/b.yaml".into(), "b\n".into());
+        fn fifo(path: &Path) {
+            let name = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+            // SAFETY: a valid C string; mkfifo touches nothing else of ours.
+            assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+        }
+        /// Puts something at a path.
+        type Make = fn(&Path);
+        let extras: [(&str, Make); 6] = [
+            ("stale.yaml", |p| fs::write(p, "old\n").unwrap()),
+            ("rendered/a/stale.yaml", |p| fs::write(p, "old\n").unwrap()),
+            ("rendered/empty", |p| fs::create_dir(p).unwrap()),
+            ("rendered/a/c", |p| fs::create_dir(p).unwrap()),
+            ("rendered/link.yaml", |p| {
+                std::os::unix::fs::symlink("a/b.yaml", p).unwrap()
+            }),
+            ("rendered/fifo", fifo),
+        ];
+        for (extra, make) in extras {
+            write_tree_atomically(&out, &first).unwrap();
+            make(&out.join(extra));
+            let ino = |rel: &str| fs::symlink_metadata(out.join(rel)).unwrap().ino();
+            let modified = || {
+                fs::metadata(out.join("rendered/a/b.yaml"))
+                    .unwrap()
+                    .modified()
+                    .unwrap()
+            };
+            let before = (ino("."), ino("rendered/a/b.yaml"), modified());
+            write_tree_atomically(&out, &first).unwrap();
+            assert_eq!(read_tree(&out).unwrap(), first, "{extra}");
+            assert!(fs::symlink_metadata(out.join(extra)).is_err(), "{extra}");
+            assert_ne!(ino("."), before.0, "{extra}: a new folder");
+            assert_eq!(ino("rendered/a/b.yaml"), before.1, "{extra}: linked");
+            assert_eq!(modified(), before.2, "{extra}: not written again");
+            assert_eq!(siblings(&dir), ["out"], "{extra}");
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A change found only among the files `finish` adds (the renders, after the
+    /// chart) stages the tree then: the files added before, all unchanged, are linked
+    /// into it, the changed one written.
+    #[test]
+    fn a_change_found_at_the_end_links_the_files_compared_before() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = scratch("late");
+        let out = dir.join("out");
+        let ino = |rel: &str| fs::symlink_metadata(out.join(rel)).unwrap().ino();
+        let mut first = files("chart\n");
+        first.insert("chart/templates/a.yaml".into(), "a\n".into());
+        first.insert("rendered/x.yaml".into(), "x\n".into());
+        write_tree_atomically(&out, &first).unwrap();
+        let before = (
+            ino("."),
+            ino("chart/templates/a.yaml"),
+            ino("rendered/x.yaml"),
+        );
+        let chart: Vec<(&str, &str)> = entries_of(&first)
+            .into_iter()
+            .filter(|(path, _)| path.starts_with("chart/"))
+            .collect();
+        let mut second = first.clone();
+        second.insert("rendered/x.yaml".into(), "y\n".into());
+        let staging = OutputSlot::claim(&out).unwrap().stage().unwrap();
+        staging.add(&chart).unwrap();
+        assert_eq!(siblings(&dir).len(), 2, "nothing staged yet");
+        staging.finish(&second).unwrap();
+        assert_eq!(read_tree(&out).unwrap(), second);
+        assert_ne!(ino("."), before.0);
+        assert_eq!(ino("chart/templates/a.yaml"), before.1);
+        assert_ne!(ino("rendered/x.yaml"), before.2);
         assert_eq!(siblings(&dir), ["out"]);
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -22,8 +22,25 @@ fn generate_twice_is_byte_identical_and_check_passes() {
             shipshape(&["--spec", &spec, "generate", "--out", out.to_str().unwrap()]);
         assert_eq!(code, 0, "{err}");
     }
+    // A rerun on the unchanged spec leaves the output as it is: the same folders (no
+    // swap) and nothing beside them.
+    use std::os::unix::fs::MetadataExt;
+    let inodes = |dir: &Path| -> Vec<u64> {
+        ["", "chart", "chart/templates", "rendered", "capacity"]
+            .iter()
+            .map(|rel| std::fs::metadata(dir.join(rel)).unwrap().ino())
+            .collect()
+    };
+    let before = inodes(&a);
     let (code, _, err) = shipshape(&["--spec", &spec, "generate", "--out", a.to_str().unwrap()]);
     assert_eq!(code, 0, "rerun over existing output: {err}");
+    assert_eq!(inodes(&a), before, "the unchanged output is left in place");
+    let mut beside: Vec<String> = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    beside.sort();
+    assert_eq!(beside, ["a", "b"]);
     let ta = shipshape::commands::read_tree(&a).unwrap();
     let tb = shipshape::commands::read_tree(&b).unwrap();
     assert!(!ta.is_empty());

@@ -38,7 +38,9 @@ struct Case {
     /// A fault of the fake registry behind `{registry}`.
     #[serde(default)]
     registry: Option<String>,
-    /// Set-up steps: `immutable PATH`, `hold-lock`, `file-size-limit`.
+    /// Set-up steps: `immutable PATH`, `folder PATH` (an empty folder made, such as a
+    /// stale one in the earlier output, which a rerun then replaces), `hold-lock`,
+    /// `file-size-limit`.
     #[serde(default)]
     setup: Vec<String>,
     /// `TERM` or `INT`, sent to shipshape once the tool has written `$STARTED`.
@@ -56,6 +58,10 @@ struct Case {
     /// A sibling of the output allowed to stay (the case's message names it).
     #[serde(default)]
     leftover: Option<String>,
+    /// Paths under `{dir}` the run may remove: what the set-up put into the earlier
+    /// output for the run to replace.
+    #[serde(default)]
+    replaced: Vec<String>,
 }
 
 fn cases() -> Vec<(String, Case)> {
@@ -266,6 +272,7 @@ fn run_case(name: &str, case: &Case, scratch: &Path) -> Vec<String> {
                     .expect("chattr");
                 assert!(status.success(), "{name}: chattr +i {path} failed");
             }
+            ("folder", path) => std::fs::create_dir_all(dir.join(path)).unwrap(),
             ("hold-lock", "") => {
                 let file = std::fs::File::create(dir.join(".out.shipshape-lock")).unwrap();
                 // SAFETY: `flock` on a descriptor this test owns.
@@ -332,6 +339,7 @@ fn run_case(name: &str, case: &Case, scratch: &Path) -> Vec<String> {
         case.leftover
             .as_deref()
             .is_some_and(|prefix| path.starts_with(prefix))
+            || (case.replaced.contains(path) && !after.contains_key(path))
     };
     let changed: Vec<&String> = before
         .keys()
