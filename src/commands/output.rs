@@ -427,19 +427,19 @@ impl Staging {
     ) -> Result<Written, CommandError> {
         self.add(&entries_of(files))?;
         let mut added = self.added.lock().unwrap_or_else(|p| p.into_inner());
-        if let (false, Some(old)) = (added.started, self.previous.as_deref()) {
-            if holds_only(old, &added.paths) {
-                return Ok(Written::default());
+        let started_here = match (added.started, self.previous.as_deref()) {
+            (false, Some(old)) if holds_only(old, &added.paths) => return Ok(Written::default()),
+            (false, Some(old)) => {
+                self.start(old, &mut added)?;
+                true
             }
-            self.start(old, &mut added)?;
-            // What could not be linked is written.
-            let unlinked: Vec<(&str, &str)> = entries_of(files)
-                .into_iter()
-                .filter(|(path, _)| !added.paths.contains(*path))
-                .collect();
-            write_files(&self.staging, Some(old), &unlinked)?;
-        }
+            _ => false,
+        };
         drop(added);
+        if started_here {
+            // What could not be linked is written.
+            self.add(&entries_of(files))?;
+        }
         let final_path = self.slot.target.path();
         let (staging, retired) = (&self.staging, &self.retired);
         let swapped = signals::critical(|| {
