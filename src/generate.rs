@@ -184,20 +184,21 @@ pub struct Review {
 /// `capacity/`) and the ownership marker ([`OUTPUT_MARKER`]); refuses when a guard
 /// finds an error in any preset.
 pub fn generate_outputs(spec: &Spec) -> Result<Generated, GenerateError> {
-    generate_outputs_leaving(spec, drop, |_| {})
+    generate_outputs_leaving(spec, &Dropped, &|_| {})
 }
 
 /// [`generate_outputs`], handing what the outputs were computed from to `leave` when
-/// they are done (see [`Workings`]), and the chart's files (`chart/...`) to
-/// `chart_ready` while the presets are reviewed, on one of the presets' threads, after
-/// the defaults' review (`generate` writes them to disk there: a large task, taken
-/// early so that the presets, smaller, fill the end).
+/// they are done (see [`Leave`]), and files to `files_ready` as they are done, on the
+/// threads that review the presets: the chart's (`chart/...`) in one call after the
+/// defaults' review (`generate` writes them to disk there: a large task, taken early
+/// so that the presets, smaller, fill the end), then each rendered preset's
+/// (`rendered/<preset>.yaml`, `capacity/<preset>.*`) when its review ends.
 pub fn generate_outputs_leaving(
     spec: &Spec,
-    leave: impl FnOnce(Workings),
-    chart_ready: impl FnOnce(&[(&str, &str)]) + Send,
+    leave: &impl Leave,
+    files_ready: &FilesReady<'_>,
 ) -> Result<Generated, GenerateError> {
-    let review = generate_review_leaving(spec, leave, chart_ready)?;
+    let review = generate_review_leaving(spec, leave, files_ready)?;
     let (errors, warnings): (Vec<_>, Vec<_>) = review
         .findings
         .into_iter()
@@ -214,25 +215,47 @@ pub fn generate_outputs_leaving(
 /// Everything [`generate_outputs`] computes, without refusing presets the guards
 /// refuse. Fails only when values cannot be evaluated or an internal template fails.
 pub fn generate_review(spec: &Spec) -> Result<Review, GenerateError> {
-    generate_review_leaving(spec, drop, |_| {})
+    generate_review_leaving(spec, &Dropped, &|_| {})
 }
 
-/// What the outputs were computed from: the object tree, the defaults, the contract
-/// and the values schema. Dropping it frees them node by node,
-/// about a tenth of a 400-workload `generate`; a command that ends right after its
-/// outputs are written leaves it to the end of the process instead.
+/// What becomes of what the outputs were computed from once they are done: the
+/// object tree, the defaults, the contract and the values schema ([`Workings`]), and
+/// the schema compiled for the presets' checks with the presets' other shared inputs.
+/// Dropping them frees them node by node, about a tenth of a 400-workload `generate`,
+/// on one thread at the end; a command that ends right after its outputs are written
+/// leaves them to the end of the process instead.
+pub trait Leave {
+    /// Hands `data` over, once it is no longer needed.
+    fn leave<T>(&self, data: T);
+}
+
+/// A [`Leave`] that drops what it is handed, as a caller that goes on must.
+pub struct Dropped;
+
+impl Leave for Dropped {
+    fn leave<T>(&self, data: T) {
+        drop(data);
+    }
+}
+
+/// What is handed files as they are done ([`generate_outputs_leaving`]): paths and
+/// texts, called from the threads that review the presets.
+pub type FilesReady<'f> = dyn Fn(&[(&str, &str)]) + Sync + 'f;
+
+/// The object tree, the defaults, the contract and the values schema, handed to a
+/// [`Leave`] together.
 pub struct Workings {
     _objects: (Vec<crate::objects::tree::Document>, Vec<Option<String>>),
     _values: (serde_json::Value, Contract, serde_json::Value),
 }
 
 /// [`generate_review`], handing what the outputs were computed from to `leave` when
-/// they are done, and the chart's files to `chart_ready` when they are
+/// they are done, and files to `files_ready` as they are done
 /// ([`generate_outputs_leaving`]).
 pub fn generate_review_leaving(
     spec: &Spec,
-    leave: impl FnOnce(Workings),
-    chart_ready: impl FnOnce(&[(&str, &str)]) + Send,
+    leave: &impl Leave,
+    files_ready: &FilesReady<'_>,
 ) -> Result<Review, GenerateError> {
     // The object tree, and the contract with the schema built from it, read only the
     // spec: they are built side by side. The contract resolves each plan over the part
@@ -282,7 +305,7 @@ pub fn generate_review_leaving(
     // The chart's files and each preset's checks and renders are independent too: the
     // chart in three tasks, queued ahead of the presets on the same threads (on a
     // thread of its own, it got a third of the two cores beside the presets' two
-    // and ended last), then the defaults, then handing the chart to `chart_ready`,
+    // and ended last), then the defaults, then handing the chart to `files_ready`,
     // then the presets. Writing the chart is larger than most presets: taken last,
     // it ran alone at the end (as the last preset did before it).
     let (rest, schema_file, helpers) = (Later::default(), Later::default(), Later::default());
@@ -307,7 +330,7 @@ pub fn generate_review_leaving(
             .iter()
             .map(|(path, text)| (path.as_str(), text.as_str()))
             .collect();
-        chart_ready(&files);
+        files_ready(&files);
     };
     let presets = review_presets(
         spec,
@@ -315,6 +338,7 @@ pub fn generate_review_leaving(
         &schema,
         (&defaults, &contract.presets),
         (chart_tasks, Box::new(hand_over)),
+        (leave, files_ready),
     );
     // `None` only when a task panicked, and that panic has reached here.
     let rest = rest.into_inner().expect("the chart was built")?;
@@ -331,7 +355,7 @@ pub fn generate_review_leaving(
     let presets = presets?;
     out.insert(OUTPUT_MARKER.to_string(), output_marker(spec));
     out.extend(presets.files);
-    leave(Workings {
+    leave.leave(Workings {
         _objects: (docs, workloads),
         _values: (defaults, contract, schema),
     });
@@ -347,7 +371,9 @@ pub fn generate_review_leaving(
 /// and the files `rendered/<preset>.yaml` and `capacity/<preset>.*`. Each review
 /// resolves its plan's whole values ([`plan_values_of`]) and drops them when it ends,
 /// so that the next review on its core reuses their memory. The tasks `first` are run
-/// ahead of the presets on the same threads, and `then` after the defaults'.
+/// ahead of the presets on the same threads, and `then` after the defaults'. Each
+/// review's files go to `files_ready` when it ends; the compiled schema and the other
+/// inputs shared by the reviews, to `leave` at the end.
 fn review_presets(
     spec: &Spec,
     (docs, workloads): (&[crate::objects::tree::Document], &[Option<String>]),
@@ -357,24 +383,38 @@ fn review_presets(
         &BTreeMap<String, crate::values::presets::Preset>,
     ),
     (first, then): (Vec<Task<'_>>, Task<'_>),
+    (leave, files_ready): (&impl Leave, &FilesReady<'_>),
 ) -> Result<Review, GenerateError> {
     // Compiled once for every preset.
     let validator = ValuesSchema::for_many_checks(schema);
     let names = plan_names_of(presets);
+    let (exprs, spec_findings) = (capacity_exprs(spec), spec_rule_findings(spec));
     let shared = PresetInputs {
         spec,
         docs,
         workloads,
         validator: &validator,
-        exprs: &capacity_exprs(spec),
-        spec_findings: &spec_rule_findings(spec),
+        exprs: &exprs,
+        spec_findings: &spec_findings,
     };
     // `first`, the defaults, `then`, and each preset on the next free core; the
     // results are joined in the presets' order.
     let reviews = crate::parallel::map_in_parallel_between(
         first,
         &names,
-        |label| review_preset(&shared, label, &plan_values_of(defaults, presets, label)),
+        |label| {
+            let review = review_preset(&shared, label, &plan_values_of(defaults, presets, label));
+            if let Ok(PresetReview { files, .. }) = &review {
+                if !files.is_empty() {
+                    let files: Vec<(&str, &str)> = files
+                        .iter()
+                        .map(|(path, text)| (path.as_str(), text.as_str()))
+                        .collect();
+                    files_ready(&files);
+                }
+            }
+            review
+        },
         Some((1, then)),
     );
     let mut out = OutputFiles::new();
@@ -390,6 +430,7 @@ fn review_presets(
         }
         records.insert(review.label, review.record);
     }
+    leave.leave((validator, exprs, spec_findings, names));
     Ok(Review {
         files: out,
         findings,
@@ -399,12 +440,12 @@ fn review_presets(
 }
 
 /// What every preset's review reads.
-struct PresetInputs<'a> {
+struct PresetInputs<'a, 's> {
     spec: &'a Spec,
     docs: &'a [crate::objects::tree::Document],
     /// The workload each document is of.
     workloads: &'a [Option<String>],
-    validator: &'a ValuesSchema<'a>,
+    validator: &'a ValuesSchema<'s>,
     exprs: &'a crate::capacity::CapacityExprs,
     /// The findings of the rules that read only the spec, the same for every preset.
     spec_findings: &'a [Finding],
@@ -423,7 +464,7 @@ struct PresetReview {
 
 /// Checks and renders the defaults (`label` `default`) or one preset.
 fn review_preset(
-    inputs: &PresetInputs<'_>,
+    inputs: &PresetInputs<'_, '_>,
     label: &str,
     values: &serde_json::Value,
 ) -> Result<PresetReview, GenerateError> {
@@ -536,45 +577,123 @@ mod tests {
         crate::spec::load_spec(&std::fs::read_to_string(path).unwrap(), path).unwrap()
     }
 
+    /// A [`Leave`] that notes the type of what it is handed, and drops it.
+    #[derive(Default)]
+    struct Noted(std::sync::Mutex<Vec<&'static str>>);
+
+    impl Leave for Noted {
+        fn leave<T>(&self, data: T) {
+            self.0.lock().unwrap().push(std::any::type_name::<T>());
+            drop(data);
+        }
+    }
+
+    impl Noted {
+        /// How many of the things handed over have a type whose name holds `part`.
+        fn count(&self, part: &str) -> usize {
+            self.0
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|t| t.contains(part))
+                .count()
+        }
+    }
+
+    /// The workings and the presets' checks are handed over once each; the chart's
+    /// files are handed over in one call, each rendered preset's in one of its own, as
+    /// written, and together they are every output but the marker.
     #[test]
-    fn the_workings_are_handed_over_once_and_change_no_output() {
+    fn the_workings_are_handed_over_once_and_files_as_they_are_done() {
         let spec = web_shop();
-        let mut handed = Vec::new();
-        let chart = std::sync::Mutex::new(Vec::new());
-        let generated = generate_outputs_leaving(
-            &spec,
-            |w| handed.push(w),
-            |files| {
-                let files: OutputFiles = files
-                    .iter()
-                    .map(|(path, text)| (path.to_string(), text.to_string()))
-                    .collect();
-                chart.lock().unwrap().push(files);
-            },
-        )
+        let noted = Noted::default();
+        let handed = std::sync::Mutex::new(Vec::new());
+        let generated = generate_outputs_leaving(&spec, &noted, &|files| {
+            let files: OutputFiles = files
+                .iter()
+                .map(|(path, text)| (path.to_string(), text.to_string()))
+                .collect();
+            handed.lock().unwrap().push(files);
+        })
         .unwrap();
-        assert_eq!(handed.len(), 1);
-        let chart = chart.into_inner().unwrap();
-        assert_eq!(chart.len(), 1, "the chart is handed over once");
-        let expected: OutputFiles = generated
-            .files
+        assert_eq!(noted.0.lock().unwrap().len(), 2, "{:?}", noted.0);
+        assert_eq!(noted.count("Workings"), 1);
+        assert_eq!(noted.count("ValuesSchema"), 1);
+        let handed = handed.into_inner().unwrap();
+        let charts: Vec<&OutputFiles> = handed
             .iter()
-            .filter(|(path, _)| path.starts_with("chart/"))
-            .map(|(path, text)| (path.clone(), text.clone()))
+            .filter(|files| files.keys().all(|path| path.starts_with("chart/")))
             .collect();
-        assert!(expected.contains_key("chart/templates/_helpers.tpl"));
-        assert!(expected.contains_key("chart/values.schema.json"));
-        assert_eq!(chart[0], expected, "every file of the chart, as written");
-        assert!(
-            !handed[0]._objects.0.is_empty(),
-            "the object tree is handed over"
+        assert_eq!(charts.len(), 1, "the chart is handed over once");
+        let of = |prefix: &str| -> OutputFiles {
+            generated
+                .files
+                .iter()
+                .filter(|(path, _)| path.starts_with(prefix))
+                .map(|(path, text)| (path.clone(), text.clone()))
+                .collect()
+        };
+        assert!(charts[0].contains_key("chart/templates/_helpers.tpl"));
+        assert!(charts[0].contains_key("chart/values.schema.json"));
+        assert_eq!(
+            *charts[0],
+            of("chart/"),
+            "every file of the chart, as written"
         );
-        assert_eq!(handed[0]._values.1.plans.len(), spec.presets.len() + 1);
+        let mut presets: Vec<String> = handed
+            .iter()
+            .filter(|files| !files.keys().all(|path| path.starts_with("chart/")))
+            .map(|files| {
+                let name = files.keys().next().unwrap().split_once('/').unwrap().1;
+                let name = name.rsplit_once('.').unwrap().0.to_string();
+                let mut expected = of(&format!("rendered/{name}.yaml"));
+                for kind in ["txt", "svg", "json"] {
+                    expected.extend(of(&format!("capacity/{name}.{kind}")));
+                }
+                assert_eq!(files.len(), 4, "{name}: {:?}", files.keys());
+                assert_eq!(*files, expected, "{name}: its files, as written");
+                name
+            })
+            .collect();
+        presets.sort();
+        let mut expected: Vec<String> = std::iter::once("default".to_string())
+            .chain(spec.presets.keys().cloned())
+            .collect();
+        expected.sort();
+        assert_eq!(presets, expected, "each preset once");
+        let all: OutputFiles = handed.into_iter().flatten().collect();
+        let mut outputs = generated.files.clone();
+        outputs.remove(OUTPUT_MARKER);
+        assert_eq!(all, outputs, "every output but the marker");
         assert_eq!(generated, generate_outputs(&spec).unwrap());
-        let mut handed = 0;
-        let review = generate_review_leaving(&spec, |_| handed += 1, |_| {}).unwrap();
-        assert_eq!(handed, 1);
+        let noted = Noted::default();
+        let review = generate_review_leaving(&spec, &noted, &|_| {}).unwrap();
+        assert_eq!(noted.0.lock().unwrap().len(), 2);
         assert_eq!(review, generate_review(&spec).unwrap());
+    }
+
+    /// A preset the schema refuses renders nothing, so none of its files is handed over.
+    #[test]
+    fn a_preset_the_schema_refuses_hands_no_files_over() {
+        let mut spec = web_shop();
+        let preset = spec.presets.get_mut("peak-season").unwrap();
+        preset.values = serde_json::json!({"image": {"tag": 7}})
+            .as_object()
+            .unwrap()
+            .clone();
+        let handed = std::sync::Mutex::new(Vec::new());
+        let review = generate_review_leaving(&spec, &Dropped, &|files| {
+            handed
+                .lock()
+                .unwrap()
+                .extend(files.iter().map(|(path, _)| path.to_string()));
+        })
+        .unwrap();
+        assert_eq!(review.unrendered, vec!["peak-season".to_string()]);
+        let handed = handed.into_inner().unwrap();
+        assert!(handed.iter().any(|p| p == "rendered/default.yaml"));
+        let of_preset = |p: &&String| !p.starts_with("chart/") && p.contains("peak-season");
+        assert!(!handed.iter().any(|p| of_preset(&p)), "{handed:?}");
     }
 
     #[test]
@@ -586,9 +705,10 @@ mod tests {
                 .as_object()
                 .unwrap()
                 .clone();
-        let mut handed = 0;
-        let result = generate_outputs_leaving(&spec, |_| handed += 1, |_| {});
-        assert_eq!(handed, 1);
+        let noted = Noted::default();
+        let result = generate_outputs_leaving(&spec, &noted, &|_| {});
+        assert_eq!(noted.count("Workings"), 1);
+        assert_eq!(noted.count("ValuesSchema"), 1);
         assert!(
             matches!(result, Err(GenerateError::Guards { .. })),
             "two connections are refused"

@@ -174,25 +174,34 @@ fn left_to_exit<T>(data: T) {
     std::mem::forget(data);
 }
 
-/// Generates in memory, printing warning-level findings to standard error.
-fn generate_for(spec: &Spec, spec_path: &Path) -> Result<OutputFiles, CommandError> {
-    generate_for_with(spec, spec_path, |_| {})
+/// What a command leaves of a generation ([`crate::generate::Leave`]): everything, to
+/// the end of the process ([`left_to_exit`]).
+struct LeftToExit;
+
+impl crate::generate::Leave for LeftToExit {
+    fn leave<T>(&self, data: T) {
+        left_to_exit(data);
+    }
 }
 
-/// [`generate_for`], handing the chart's files to `chart_ready` as soon as they are
-/// all written ([`generate_outputs_leaving`]).
+/// Generates in memory, printing warning-level findings to standard error.
+fn generate_for(spec: &Spec, spec_path: &Path) -> Result<OutputFiles, CommandError> {
+    generate_for_with(spec, spec_path, &|_| {})
+}
+
+/// [`generate_for`], handing files to `files_ready` as soon as they are done: the
+/// chart's, then each rendered preset's ([`generate_outputs_leaving`]).
 fn generate_for_with(
     spec: &Spec,
     spec_path: &Path,
-    chart_ready: impl FnOnce(&[(&str, &str)]) + Send,
+    files_ready: &crate::generate::FilesReady<'_>,
 ) -> Result<OutputFiles, CommandError> {
-    let generated =
-        generate_outputs_leaving(spec, left_to_exit, chart_ready).map_err(|source| {
-            CommandError::Generate {
-                file: spec_path.display().to_string(),
-                source,
-            }
-        })?;
+    let generated = generate_outputs_leaving(spec, &LeftToExit, files_ready).map_err(|source| {
+        CommandError::Generate {
+            file: spec_path.display().to_string(),
+            source,
+        }
+    })?;
     if !generated.warnings.is_empty() {
         eprintln!("{}", crate::generate::format_findings(&generated.warnings));
     }
@@ -204,14 +213,16 @@ pub fn generate(spec_path: &Path, out: &Path) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
     let staging = output::OutputSlot::claim(out)?.stage()?;
     // The chart (2,830 of 2,842 files at 400 workloads) is written while the presets
-    // are reviewed; a failure to write it is reported after generation, whose own
-    // errors come first. Whatever fails, the staging folder is deleted and the
-    // previous output stays.
-    let chart_written = std::sync::OnceLock::new();
-    let files = generate_for_with(&spec, spec_path, |chart| {
-        let _ = chart_written.set(staging.add(chart));
+    // are reviewed, and each rendered preset's files when its review ends; a failure
+    // to write them is reported after generation, whose own errors come first.
+    // Whatever fails, the staging folder is deleted and the previous output stays.
+    let write_failed = std::sync::OnceLock::new();
+    let files = generate_for_with(&spec, spec_path, &|files| {
+        if let Err(e) = staging.add(files) {
+            let _ = write_failed.set(e);
+        }
     })?;
-    if let Some(Err(e)) = chart_written.into_inner() {
+    if let Some(e) = write_failed.into_inner() {
         return Err(e);
     }
     let written = staging.finish(&files)?;
@@ -535,7 +546,7 @@ pub fn rendered_object_changes(
 /// guards refuse is reviewed like any other (exit 1).
 pub fn diff(spec_path: &Path, against: &Path, format: DiffFormat) -> Result<Exit, CommandError> {
     let spec = read_spec(spec_path)?;
-    let fresh = crate::generate::generate_review_leaving(&spec, left_to_exit, |_| {}).map_err(
+    let fresh = crate::generate::generate_review_leaving(&spec, &LeftToExit, &|_| {}).map_err(
         |source| CommandError::Generate {
             file: spec_path.display().to_string(),
             source,
