@@ -242,6 +242,13 @@ impl Leave for Dropped {
 /// texts, called from the threads that review the presets.
 pub type FilesReady<'f> = dyn Fn(&[(&str, &str)]) + Sync + 'f;
 
+/// Files as [`FilesReady`] is handed them: each path and text borrowed.
+fn entries<'f>(files: impl Iterator<Item = (&'f String, &'f String)>) -> Vec<(&'f str, &'f str)> {
+    files
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect()
+}
+
 /// The object tree, the defaults, the contract and the values schema, handed to a
 /// [`Leave`] together.
 pub struct Workings {
@@ -326,11 +333,7 @@ pub fn generate_review_leaving(
             .chain([schema_file, helpers].map(|file| (&file.0, &file.1)))
             .map(|(path, text)| (format!("chart/{path}"), text))
             .collect();
-        let files: Vec<(&str, &str)> = paths
-            .iter()
-            .map(|(path, text)| (path.as_str(), text.as_str()))
-            .collect();
-        files_ready(&files);
+        files_ready(&entries(paths.iter().map(|(path, text)| (path, *text))));
     };
     let presets = review_presets(
         spec,
@@ -406,11 +409,7 @@ fn review_presets(
             let review = review_preset(&shared, label, &plan_values_of(defaults, presets, label));
             if let Ok(PresetReview { files, .. }) = &review {
                 if !files.is_empty() {
-                    let files: Vec<(&str, &str)> = files
-                        .iter()
-                        .map(|(path, text)| (path.as_str(), text.as_str()))
-                        .collect();
-                    files_ready(&files);
+                    files_ready(&entries(files.iter().map(|(path, text)| (path, text))));
                 }
             }
             review
