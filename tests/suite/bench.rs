@@ -1,5 +1,7 @@
 //! The benchmark keeps working: `scripts/bench.sh --quick` runs once with this build's
-//! binary and real Helm 3 and 4, and writes its table. Nothing about time is asserted.
+//! binary and real Helm 3 and 4, and writes its table; `benches/spaced.py` times this
+//! build's runs spaced apart and refuses a failing command. Nothing about time is
+//! asserted.
 
 use crate::support::*;
 
@@ -44,4 +46,59 @@ fn bench_script_runs_in_quick_mode_and_writes_its_table() {
     ] {
         assert!(text.contains(case), "no row `{case}`:\n{text}");
     }
+}
+
+#[test]
+fn spaced_runs_print_their_table_and_a_failing_command_is_named() {
+    let script = repo_root().join("benches/spaced.py");
+    let bin = env!("CARGO_BIN_EXE_shipshape");
+    let version = format!("{bin} --version");
+    let help = format!("{bin} --help");
+    let python = std::path::Path::new("python3");
+    let args = [
+        script.to_str().unwrap(),
+        "--runs",
+        "3",
+        "--gap",
+        "0",
+        &version,
+        &help,
+    ];
+    let (code, stdout, stderr) = run(python, &args, &[]);
+    assert_eq!(code, 0, "benches/spaced.py failed:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.starts_with("3 rounds, 0 s before each run\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| command | median ms | mean | least | most | ratio to the first |"),
+        "{stdout}"
+    );
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("| `")).collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    assert!(
+        rows[0].starts_with(&format!("| `{version}` |")) && rows[0].ends_with("| 1.000 |"),
+        "{stdout}"
+    );
+    assert!(rows[1].starts_with(&format!("| `{help}` |")), "{stdout}");
+    let failing = format!("{bin} no-such-command");
+    let args = [
+        script.to_str().unwrap(),
+        "--runs",
+        "1",
+        "--gap",
+        "0",
+        &version,
+        &failing,
+    ];
+    let (code, stdout, stderr) = run(python, &args, &[]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!("{failing:?} exited with 2").replace('"', "'")),
+        "{stderr}"
+    );
+    assert!(
+        !stdout.contains("| command |"),
+        "a table despite the failure:\n{stdout}"
+    );
 }
