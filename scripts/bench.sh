@@ -16,7 +16,10 @@
 # Per case: `shipshape render --preset P` vs `helm template` (Helm 3 and 4) with the
 # generated chart and its `values-P.yaml`, and `shipshape generate`, timed with
 # hyperfine (medians, no shell in between), and the peak resident memory of each
-# command from `/usr/bin/time -v` (the median of three runs). Needs hyperfine,
+# command from `/usr/bin/time -v` (the median of three runs). Then `render`, Helm 3's
+# `helm template` and `generate` again, each run 3 s after the previous one ended
+# (hyperfine `--prepare 'sleep 3'`, five runs; in quick mode no pause, two runs): what
+# a person's single run after a pause takes, in a second table. Needs hyperfine,
 # /usr/bin/time and python3 (scripts/install-test-tools.sh installs them) and Helm 3
 # and 4 (SHIPSHAPE_HELM3 / SHIPSHAPE_HELM4, else .tools/bin/helm3 and helm4).
 set -euo pipefail
@@ -61,12 +64,16 @@ export HELM_CACHE_HOME="$work/helm/cache" HELM_CONFIG_HOME="$work/helm/config" H
 cases=()
 if ((quick)); then
     runs=(--runs 2)
+    spaced=(--runs 2 --prepare 'sleep 0')
+    spaced_gap=0
     rss_runs=1
     cases+=("agent-platform|$ROOT/examples/agent-platform/shipshape.yaml|all-pools|8")
     sizes=(10)
     stated_sizes=(10)
 else
     runs=(--warmup 1 --min-runs 10 --max-runs 40)
+    spaced=(--runs 5 --prepare 'sleep 3')
+    spaced_gap=3
     rss_runs=3
     cases+=("llm-gateway|$ROOT/examples/llm-gateway/shipshape.yaml|production|2")
     cases+=("agent-platform|$ROOT/examples/agent-platform/shipshape.yaml|all-pools|8")
@@ -136,6 +143,12 @@ for c in "${cases[@]}"; do
     hyperfine -N --style none "${runs[@]}" --export-json "$dir/times.json" \
         "${names[@]}" "${commands[@]}" >/dev/null \
         || die "$name: hyperfine failed"
+    log "$name: hyperfine, runs ${spaced_gap} s apart"
+    spaced_names=(-n render -n generate) spaced_commands=("${render[*]}" "${gen[*]}")
+    [[ -n "$refused3" ]] || { spaced_names+=(-n helm3); spaced_commands+=("${h3[*]}"); }
+    hyperfine -N --style none "${spaced[@]}" --export-json "$dir/spaced.json" \
+        "${spaced_names[@]}" "${spaced_commands[@]}" >/dev/null \
+        || die "$name: hyperfine (spaced runs) failed"
     log "$name: peak memory"
     r1="$(peak_rss "${render[@]}")"
     r4="$(peak_rss "${gen[@]}")"
@@ -148,7 +161,7 @@ done
 
 load_after="$(uptime | sed 's/.*load average: //')"
 
-export BENCH_ROWS="$rows" BENCH_OUT="$out" BENCH_QUICK="$quick"
+export BENCH_ROWS="$rows" BENCH_OUT="$out" BENCH_QUICK="$quick" BENCH_GAP="$spaced_gap"
 export BENCH_LOAD_BEFORE="$load_before" BENCH_LOAD_AFTER="$load_after"
 export BENCH_HELM3="$("$helm3" version --template '{{.Version}}')"
 export BENCH_HELM4="$("$helm4" version --template '{{.Version}}')"
@@ -196,6 +209,7 @@ w("")
 w("| case | preset | workloads | objects | render | helm 3 template | helm 4 template | ratio 3 / 4 | generate (presets) | peak MiB render / helm 3 / helm 4 / generate |")
 w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 refusals = []
+spaced_rows = []
 with open(os.environ["BENCH_ROWS"]) as f:
     for row in f:
         (name, preset, workloads, objects, presets, times, r1, r2, r3, r4,
@@ -215,6 +229,30 @@ with open(os.environ["BENCH_ROWS"]) as f:
         w(f"| {name} | {preset} | {workloads} | {objects} | {ms(render)} | {cells[0]} | {cells[1]} | "
           f"{ratios[0]} / {ratios[1]} | {ms(gen)} ({presets}) | "
           f"{mib(r1)} / {mib(r2)} / {mib(r3)} / {mib(r4)} |")
+        with open(os.path.join(os.path.dirname(times), "spaced.json")) as t:
+            apart = {r["command"]: r["median"] for r in json.load(t)["results"]}
+        helm3 = apart.get("helm3")
+        helm3_cell, ratio = (cells[0], "-") if helm3 is None else (
+            ms(helm3), f"{apart['render'] / helm3:.3f}")
+        spaced_rows.append(
+            f"| {name} | {preset} | {ms(apart['render'])} | {helm3_cell} | {ratio} | "
+            f"{ms(apart['generate'])} |")
+gap = os.environ["BENCH_GAP"]
+w("")
+if os.environ["BENCH_QUICK"] == "1":
+    w(f"Runs apart, in quick mode without the pause: hyperfine `--prepare 'sleep {gap}'`, "
+      "two runs each, medians (a full run pauses 3 s before each run).")
+else:
+    w(f"Runs {gap} s apart: each run of `render`, Helm 3's `helm template` and `generate` "
+      f"starts {gap} s after the previous one ended (hyperfine `--prepare 'sleep {gap}'`, "
+      "five runs each, medians), as a person runs them once; on a VM whose host takes "
+      "back free memory that costs more than back to back (see the round of runs "
+      "spaced apart).")
+w("")
+w("| case | preset | render | helm 3 template | ratio | generate |")
+w("|---|---|---:|---:|---:|---:|")
+for row in spaced_rows:
+    w(row)
 if refusals:
     w("")
     for i, refusal in enumerate(refusals, 1):

@@ -46,6 +46,26 @@ fn bench_script_runs_in_quick_mode_and_writes_its_table() {
     ] {
         assert!(text.contains(case), "no row `{case}`:\n{text}");
     }
+    // The second table: the same cases, each command run after a pause (none in quick
+    // mode), with a time in every cell.
+    let (_, spaced) = text
+        .split_once("| case | preset | render | helm 3 template | ratio | generate |\n|---|---|---:|---:|---:|---:|\n")
+        .unwrap_or_else(|| panic!("no table of spaced runs:\n{text}"));
+    let rows: Vec<&str> = spaced.lines().take_while(|l| l.starts_with("| ")).collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    for (row, case) in rows
+        .iter()
+        .zip(["agent-platform", "synth-10", "synth-stated-10"])
+    {
+        let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+        assert_eq!(cells[..2], [case, "all-pools"], "{row}");
+        assert!(
+            cells[2].ends_with(" ms") && cells[3].ends_with(" ms"),
+            "{row}"
+        );
+        assert!(cells[4].parse::<f64>().is_ok_and(|r| r > 0.0), "{row}");
+        assert!(cells[5].ends_with(" ms"), "{row}");
+    }
 }
 
 #[test]
