@@ -64,16 +64,16 @@ export HELM_CACHE_HOME="$work/helm/cache" HELM_CONFIG_HOME="$work/helm/config" H
 cases=()
 if ((quick)); then
     runs=(--runs 2)
-    spaced=(--runs 2 --prepare 'sleep 0')
     spaced_gap=0
+    spaced=(--runs 2 --prepare "sleep $spaced_gap")
     rss_runs=1
     cases+=("agent-platform|$ROOT/examples/agent-platform/shipshape.yaml|all-pools|8")
     sizes=(10)
     stated_sizes=(10)
 else
     runs=(--warmup 1 --min-runs 10 --max-runs 40)
-    spaced=(--runs 5 --prepare 'sleep 3')
     spaced_gap=3
+    spaced=(--runs 5 --prepare "sleep $spaced_gap")
     rss_runs=3
     cases+=("llm-gateway|$ROOT/examples/llm-gateway/shipshape.yaml|production|2")
     cases+=("agent-platform|$ROOT/examples/agent-platform/shipshape.yaml|all-pools|8")

@@ -74,17 +74,21 @@ fn spaced_runs_print_their_table_and_a_failing_command_is_named() {
     let bin = env!("CARGO_BIN_EXE_shipshape");
     let version = format!("{bin} --version");
     let help = format!("{bin} --help");
-    let python = std::path::Path::new("python3");
-    let args = [
-        script.to_str().unwrap(),
-        "--runs",
-        "3",
-        "--gap",
-        "0",
-        &version,
-        &help,
-    ];
-    let (code, stdout, stderr) = run(python, &args, &[]);
+    // `runs` rounds of `commands`, with no pause.
+    let spaced = |runs: &str, commands: [&str; 2]| {
+        let script = script.to_str().unwrap();
+        let args = [
+            script,
+            "--runs",
+            runs,
+            "--gap",
+            "0",
+            commands[0],
+            commands[1],
+        ];
+        run(std::path::Path::new("python3"), &args, &[])
+    };
+    let (code, stdout, stderr) = spaced("3", [&version, &help]);
     assert_eq!(code, 0, "benches/spaced.py failed:\n{stdout}\n{stderr}");
     assert!(
         stdout.starts_with("3 rounds, 0 s before each run\n"),
@@ -102,16 +106,7 @@ fn spaced_runs_print_their_table_and_a_failing_command_is_named() {
     );
     assert!(rows[1].starts_with(&format!("| `{help}` |")), "{stdout}");
     let failing = format!("{bin} no-such-command");
-    let args = [
-        script.to_str().unwrap(),
-        "--runs",
-        "1",
-        "--gap",
-        "0",
-        &version,
-        &failing,
-    ];
-    let (code, stdout, stderr) = run(python, &args, &[]);
+    let (code, stdout, stderr) = spaced("1", [&version, &failing]);
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     assert!(
         stderr.contains(&format!("{failing:?} exited with 2").replace('"', "'")),
