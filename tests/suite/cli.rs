@@ -564,3 +564,80 @@ fn diff_starts_with_capacity_before_and_after_and_the_findings_that_appear() {
     assert_eq!(code, 1, "{md}");
     assert!(md.contains("Disappear:\n\n- preset `keda`: **warning** `rollout.drain` at `workloads.api.autoscaling`: scale-in is faster than the drain"), "{md}");
 }
+
+/// The process ends with its own exit code and its whole output, and leaves nothing
+/// running: the child that holds its memory while the kernel frees it (`main.rs`,
+/// `leave_the_memory_to_a_child`) holds no file, so a pipe reading the output ends
+/// when the process does, and it is gone once the process has ended. The child shares
+/// the process's memory, so it shows the same command line; each run is told by a
+/// release name of its own.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_ends_with_its_code_and_output_and_leaves_no_process_behind() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let spec = example_spec();
+    let token = format!("left-behind-{}", std::process::id());
+    let cases: [(&[&str], i32); 2] = [(&[], 0), (&["--set", "capacityPlan=nope"], 2)];
+    for (extra, expected) in cases {
+        let mut args = vec!["--spec", spec.as_str(), "render", token.as_str()];
+        args.extend_from_slice(extra);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_shipshape"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read both pipes to their end on threads, so that a pipe still held open
+        // fails the test after a minute instead of hanging it.
+        let pipes = [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ];
+        let (sender, receiver) = std::sync::mpsc::channel();
+        for (index, mut pipe) in pipes.into_iter().enumerate() {
+            let sender = sender.clone();
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                pipe.read_to_string(&mut text).unwrap();
+                sender.send((index, text)).unwrap();
+            });
+        }
+        let mut texts = [String::new(), String::new()];
+        for _ in 0..2 {
+            let (index, text) = receiver
+                .recv_timeout(Duration::from_secs(60))
+                .expect("both pipes end when the process ends");
+            texts[index] = text;
+        }
+        let status = child.wait().unwrap();
+        let [out, err] = texts;
+        assert_eq!(status.code(), Some(expected), "{args:?}: {err}");
+        if expected == 0 {
+            assert!(out.contains(&format!("instance: \"{token}\"")), "{out}");
+            assert!(out.ends_with('\n'), "the whole output: {out}");
+        } else {
+            assert!(out.is_empty() && err.contains("capacityPlan"), "{out}{err}");
+        }
+        // Nothing running holds the run's command line: a zombie waiting to be reaped
+        // by init shows none.
+        let holding = || -> Vec<String> {
+            std::fs::read_dir("/proc")
+                .unwrap()
+                .filter_map(|entry| {
+                    let path = entry.ok()?.path().join("cmdline");
+                    let line = std::fs::read(&path).ok()?;
+                    String::from_utf8_lossy(&line)
+                        .contains(&token)
+                        .then(|| path.display().to_string())
+                })
+                .collect()
+        };
+        let start = Instant::now();
+        while !holding().is_empty() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(holding().is_empty(), "still running: {:?}", holding());
+    }
+}
