@@ -529,23 +529,37 @@ fn exit_without_clean_up(code: u8) -> ExitCode {
 /// so that work (unmapping and freeing every page touched: 0.2 to 0.3 ms of an
 /// example's `render`, about 6 ms of a 400-workload one, on the benchmarks' VM) is
 /// done by the child after the caller has seen this process end, as the `mold` linker
-/// leaves its own clean-up to a child. Nothing else changes: the exit code is this process's,
-/// and every file is closed first, so a pipe reading the output ends when this process
-/// does. The child blocks every signal but `SIGKILL`, and ends at once if this process
-/// has already ended. Whoever reaps orphans (init, or a subreaper) reaps it. If a step
-/// fails (an old kernel without `close_range`, a `clone` refused), and under Valgrind,
-/// the process ends as before.
+/// leaves its own clean-up to a child. Nothing else changes: the exit code is this
+/// process's, and the child closes its copy of every file before this process ends,
+/// so a pipe reading the output ends when this process does (this process's own files
+/// stay open to the end: a thread of its may still use one). The child blocks every
+/// signal but `SIGKILL`, and ends at once if this process has already ended. Whoever
+/// reaps orphans (init, or a subreaper) reaps it. If `clone` is refused, and under
+/// Valgrind, the process ends as before.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn leave_the_memory_to_a_child() {
-    /// The child: waits, with every signal blocked, to be killed when its parent ends.
-    extern "C" fn hold_until_the_parent_ends(parent: *mut libc::c_void) -> libc::c_int {
-        // SAFETY: plain system calls on no memory but the arguments.
+    use std::sync::atomic::{AtomicU32, Ordering};
+    /// What the child is handed: its parent, and where it says it holds no file.
+    struct Handed {
+        parent: libc::pid_t,
+        closed: AtomicU32,
+    }
+    /// The child: closes its copy of every file, says so, and waits, with every signal
+    /// blocked, to be killed when its parent ends. It shares the parent's thread-local
+    /// storage too (glibc's wrappers would read the parent thread's state there), so it
+    /// makes raw system calls only.
+    extern "C" fn hold_until_the_parent_ends(handed: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `handed` is the parent's leaked `Handed`; raw system calls on no
+        // memory but their arguments.
         unsafe {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            let handed = &*handed.cast::<Handed>();
+            libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+            handed.closed.store(1, Ordering::Release);
+            libc::syscall(libc::SYS_prctl, libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             // The parent may have ended before the line above: then end now.
-            if libc::getppid() as usize == parent as usize {
+            if libc::syscall(libc::SYS_getppid) == libc::c_long::from(handed.parent) {
                 loop {
-                    libc::pause();
+                    libc::syscall(libc::SYS_pause);
                 }
             }
         }
@@ -555,23 +569,32 @@ fn leave_the_memory_to_a_child() {
         return;
     }
     const STACK: usize = 16 * 1024;
-    // SAFETY: blocking signals and closing this process's files touch no Rust memory;
-    // the process ends right after (the caller flushed standard output and error, and
-    // every command has closed its files). The child runs on a stack of its own,
-    // leaked here so that nothing frees it, and calls nothing but system calls.
-    unsafe {
+    // 16-byte aligned, as the x86-64 ABI wants a stack; leaked, as `handed` is, so
+    // that nothing frees them while the child runs.
+    let stack = Box::leak(vec![0u128; STACK / 16].into_boxed_slice());
+    let handed: &Handed = Box::leak(Box::new(Handed {
+        // SAFETY: `getpid` has no preconditions.
+        parent: unsafe { libc::getpid() },
+        closed: AtomicU32::new(0),
+    }));
+    // SAFETY: blocking signals on this thread touches no Rust memory, and the child
+    // inherits the mask: no signal handler of ours runs in it. The child runs on its
+    // own stack and reads only `handed`, both leaked above.
+    let started = unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
-        // The child inherits the mask: no signal handler of ours runs in it.
         libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
-        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
-            return;
-        }
-        // 16-byte aligned, as the x86-64 ABI wants a stack.
-        let stack = Box::leak(vec![0u128; STACK / 16].into_boxed_slice());
         let top = stack.as_mut_ptr().add(stack.len()).cast::<libc::c_void>();
-        let parent = libc::getpid() as usize as *mut libc::c_void;
-        libc::clone(hold_until_the_parent_ends, top, libc::CLONE_VM, parent);
+        let arg = std::ptr::from_ref(handed).cast_mut().cast::<libc::c_void>();
+        libc::clone(hold_until_the_parent_ends, top, libc::CLONE_VM, arg) > 0
+    };
+    // Until the child holds no file (it starts at once on an idle core), at most 50 ms.
+    let since = std::time::Instant::now();
+    while started
+        && handed.closed.load(Ordering::Acquire) == 0
+        && since.elapsed() < std::time::Duration::from_millis(50)
+    {
+        std::thread::yield_now();
     }
 }
 

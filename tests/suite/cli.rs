@@ -568,9 +568,9 @@ fn diff_starts_with_capacity_before_and_after_and_the_findings_that_appear() {
 /// The process ends with its own exit code and its whole output, and leaves nothing
 /// running: the child that holds its memory while the kernel frees it (`main.rs`,
 /// `leave_the_memory_to_a_child`) holds no file, so a pipe reading the output ends
-/// when the process does, and it is gone once the process has ended. The child shares
-/// the process's memory, so it shows the same command line; each run is told by a
-/// release name of its own.
+/// when the process does, and it is gone once the process has ended. A `render`
+/// accepted and one refused, and a `generate`. The child shares the process's memory,
+/// so it shows the same command line, which holds a name of this test's own.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_run_ends_with_its_code_and_output_and_leaves_no_process_behind() {
@@ -579,10 +579,17 @@ fn a_run_ends_with_its_code_and_output_and_leaves_no_process_behind() {
     use std::time::{Duration, Instant};
     let spec = example_spec();
     let token = format!("left-behind-{}", std::process::id());
-    let cases: [(&[&str], i32); 2] = [(&[], 0), (&["--set", "capacityPlan=nope"], 2)];
-    for (extra, expected) in cases {
-        let mut args = vec!["--spec", spec.as_str(), "render", token.as_str()];
-        args.extend_from_slice(extra);
+    let scratch = Scratch::new(&token);
+    let folder = scratch.path().join("out").display().to_string();
+    // `generate` too: a thread of its (the signals' watcher) is still running at exit.
+    let cases: [(&[&str], i32); 3] = [
+        (&["render", &token], 0),
+        (&["render", &token, "--set", "capacityPlan=nope"], 2),
+        (&["generate", "--out", &folder], 0),
+    ];
+    for (command, expected) in cases {
+        let mut args = vec!["--spec", spec.as_str()];
+        args.extend_from_slice(command);
         let mut child = Command::new(env!("CARGO_BIN_EXE_shipshape"))
             .args(&args)
             .stdout(Stdio::piped())
@@ -614,11 +621,15 @@ fn a_run_ends_with_its_code_and_output_and_leaves_no_process_behind() {
         let status = child.wait().unwrap();
         let [out, err] = texts;
         assert_eq!(status.code(), Some(expected), "{args:?}: {err}");
-        if expected == 0 {
-            assert!(out.contains(&format!("instance: \"{token}\"")), "{out}");
-            assert!(out.ends_with('\n'), "the whole output: {out}");
-        } else {
-            assert!(out.is_empty() && err.contains("capacityPlan"), "{out}{err}");
+        match (command[0], expected) {
+            ("render", 0) => {
+                assert!(out.contains(&format!("instance: \"{token}\"")), "{out}");
+                assert!(out.ends_with('\n'), "the whole output: {out}");
+            }
+            ("render", _) => {
+                assert!(out.is_empty() && err.contains("capacityPlan"), "{out}{err}")
+            }
+            _ => assert!(out.starts_with("wrote ") && err.is_empty(), "{out}{err}"),
         }
         // Nothing running holds the run's command line: a zombie waiting to be reaped
         // by init shows none.
