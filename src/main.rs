@@ -526,10 +526,10 @@ fn exit_without_clean_up(code: u8) -> ExitCode {
 /// child that shares the memory (`clone` with `CLONE_VM`) and holds no file is started
 /// right before `_exit`, and is killed when this process has ended
 /// (`PR_SET_PDEATHSIG`). The kernel frees an address space when its last user ends,
-/// so that work (unmapping and freeing every page touched: 0.2 to 0.3 ms of an
-/// example's `render`, about 6 ms of a 400-workload one, on the benchmarks' VM) is
-/// done by the child after the caller has seen this process end, as the `mold` linker
-/// leaves its own clean-up to a child. Nothing else changes: the exit code is this
+/// so that work (unmapping and freeing every page touched: about a tenth of an
+/// example's `render`, 0.4 to 0.6 ms, and 7 ms of a 400-workload one, on the
+/// benchmarks' VM) is done by the child after the caller has seen this process end,
+/// as the `mold` linker leaves its own clean-up to a child. Nothing else changes: the exit code is this
 /// process's, and the child closes its copy of every file before this process ends,
 /// so a pipe reading the output ends when this process does (this process's own files
 /// stay open to the end: a thread of its may still use one). The child blocks every
