@@ -506,7 +506,9 @@ fn exit_with(result: Result<commands::Exit, commands::CommandError>) -> ExitCode
 /// exit: the commands have written and closed every file, and removed what they
 /// created, before they return, so all that is left is mimalloc giving each page back
 /// to the system one at a time (about 0.2 ms of the agent platform's `render`, and 1 %
-/// of a 400-workload one, in `perf` profiles), which the kernel does at once.
+/// of a 400-workload one, in `perf` profiles), which the kernel does at once; and the
+/// kernel's own freeing of the memory is left to a child
+/// ([`leave_the_memory_to_a_child`]).
 fn exit_without_clean_up(code: u8) -> ExitCode {
     use std::io::Write;
     let _ = std::io::stdout().flush();
@@ -529,13 +531,13 @@ fn exit_without_clean_up(code: u8) -> ExitCode {
 /// so that work (unmapping and freeing every page touched: about a tenth of an
 /// example's `render`, 0.4 to 0.6 ms, and 7 ms of a 400-workload one, on the
 /// benchmarks' VM) is done by the child after the caller has seen this process end,
-/// as the `mold` linker leaves its own clean-up to a child. Nothing else changes: the exit code is this
-/// process's, and the child closes its copy of every file before this process ends,
-/// so a pipe reading the output ends when this process does (this process's own files
-/// stay open to the end: a thread of its may still use one). The child blocks every
-/// signal but `SIGKILL`, and ends at once if this process has already ended. Whoever
-/// reaps orphans (init, or a subreaper) reaps it. If `clone` is refused, and under
-/// Valgrind, the process ends as before.
+/// as the `mold` linker leaves its own clean-up to a child. Nothing else changes: the
+/// exit code is this process's, and the child closes its copy of every file before
+/// this process ends, so a pipe reading the output ends when this process does (this
+/// process's own files stay open to the end: a thread of its may still use one). The
+/// child blocks every signal but `SIGKILL`, and ends at once if this process has
+/// already ended. Whoever reaps orphans (init, or a subreaper) reaps it. If `clone` is
+/// refused, and under Valgrind, the process ends as before.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn leave_the_memory_to_a_child() {
     use std::sync::atomic::{AtomicU32, Ordering};
