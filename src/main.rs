@@ -535,8 +535,9 @@ fn exit_without_clean_up(code: u8) -> ExitCode {
 /// exit code is this process's, and the child closes its copy of every file before
 /// this process ends, so a pipe reading the output ends when this process does (this
 /// process's own files stay open to the end: a thread of its may still use one). The
-/// child blocks every signal but `SIGKILL`, and ends at once if this process has
-/// already ended. Whoever reaps orphans (init, or a subreaper) reaps it. If `clone` is
+/// child blocks every signal but `SIGKILL`, ends at once if this process has already
+/// ended, and within 10 ms of its end if no signal came. Whoever reaps orphans (init,
+/// or a subreaper) reaps it. If `clone` is
 /// refused, and under Valgrind, the process ends as before.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn leave_the_memory_to_a_child() {
@@ -547,22 +548,26 @@ fn leave_the_memory_to_a_child() {
         closed: AtomicU32,
     }
     /// The child: closes its copy of every file, says so, and waits, with every signal
-    /// blocked, to be killed when its parent ends. It shares the parent's thread-local
-    /// storage too (glibc's wrappers would read the parent thread's state there), so it
-    /// makes raw system calls only.
+    /// blocked, to be killed when its parent ends. It also looks every 10 ms whether
+    /// its parent has ended (`getppid` then names another process), so that it ends
+    /// even when no signal comes (the parent killed while the child was starting). It
+    /// shares the parent's thread-local storage too (glibc's wrappers would read the
+    /// parent thread's state there), so it makes raw system calls only.
     extern "C" fn hold_until_the_parent_ends(handed: *mut libc::c_void) -> libc::c_int {
         // SAFETY: `handed` is the parent's leaked `Handed`; raw system calls on no
-        // memory but their arguments.
+        // memory but their arguments and `nap`, on this stack.
         unsafe {
             let handed = &*handed.cast::<Handed>();
             libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
             handed.closed.store(1, Ordering::Release);
             libc::syscall(libc::SYS_prctl, libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            // The parent may have ended before the line above: then end now.
-            if libc::syscall(libc::SYS_getppid) == libc::c_long::from(handed.parent) {
-                loop {
-                    libc::syscall(libc::SYS_pause);
-                }
+            let nap = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 10_000_000,
+            };
+            while libc::syscall(libc::SYS_getppid) == libc::c_long::from(handed.parent) {
+                let rest = std::ptr::null_mut::<libc::timespec>();
+                libc::syscall(libc::SYS_nanosleep, &nap, rest);
             }
         }
         0

@@ -576,7 +576,7 @@ fn diff_starts_with_capacity_before_and_after_and_the_findings_that_appear() {
 fn a_run_ends_with_its_code_and_output_and_leaves_no_process_behind() {
     use std::io::Read;
     use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let spec = example_spec();
     let token = format!("left-behind-{}", std::process::id());
     let scratch = Scratch::new(&token);
@@ -631,24 +631,45 @@ fn a_run_ends_with_its_code_and_output_and_leaves_no_process_behind() {
             }
             _ => assert!(out.starts_with("wrote ") && err.is_empty(), "{out}{err}"),
         }
-        // Nothing running holds the run's command line: a zombie waiting to be reaped
-        // by init shows none.
-        let holding = || -> Vec<String> {
-            std::fs::read_dir("/proc")
-                .unwrap()
-                .filter_map(|entry| {
-                    let path = entry.ok()?.path().join("cmdline");
-                    let line = std::fs::read(&path).ok()?;
-                    String::from_utf8_lossy(&line)
-                        .contains(&token)
-                        .then(|| path.display().to_string())
-                })
-                .collect()
-        };
-        let start = Instant::now();
-        while !holding().is_empty() && start.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert!(holding().is_empty(), "still running: {:?}", holding());
+        nothing_left_holding(&token);
     }
+    // Eight at once, as a build runs them: each ends well, and leaves nothing behind.
+    let at_once: Vec<_> = (0..8)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_shipshape"))
+                .args(["--spec", &spec, "render", &token])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in at_once {
+        assert!(child.wait().unwrap().success());
+    }
+    nothing_left_holding(&token);
+}
+
+/// Waits up to 10 s until no running process holds `token` in its command line, and
+/// fails naming those that still do: a zombie waiting to be reaped by init shows none.
+#[cfg(target_os = "linux")]
+fn nothing_left_holding(token: &str) {
+    use std::time::{Duration, Instant};
+    let holding = || -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|entry| {
+                let path = entry.ok()?.path().join("cmdline");
+                let line = std::fs::read(&path).ok()?;
+                String::from_utf8_lossy(&line)
+                    .contains(token)
+                    .then(|| path.display().to_string())
+            })
+            .collect()
+    };
+    let start = Instant::now();
+    while !holding().is_empty() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(holding().is_empty(), "still running: {:?}", holding());
 }
