@@ -537,8 +537,8 @@ fn exit_without_clean_up(code: u8) -> ExitCode {
 /// process's own files stay open to the end: a thread of its may still use one). The
 /// child blocks every signal but `SIGKILL`, ends at once if this process has already
 /// ended, and within 10 ms of its end if no signal came. Whoever reaps orphans (init,
-/// or a subreaper) reaps it. If `clone` is
-/// refused, and under Valgrind, the process ends as before.
+/// or a subreaper) reaps it. If `clone` is refused, and under Valgrind, the process
+/// ends as before.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn leave_the_memory_to_a_child() {
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -596,12 +596,13 @@ fn leave_the_memory_to_a_child() {
         libc::clone(hold_until_the_parent_ends, top, libc::CLONE_VM, arg) > 0
     };
     // Until the child holds no file (it starts at once on an idle core), at most 50 ms.
-    let since = std::time::Instant::now();
-    while started
-        && handed.closed.load(Ordering::Acquire) == 0
-        && since.elapsed() < std::time::Duration::from_millis(50)
-    {
-        std::thread::yield_now();
+    if started {
+        let since = std::time::Instant::now();
+        while handed.closed.load(Ordering::Acquire) == 0
+            && since.elapsed() < std::time::Duration::from_millis(50)
+        {
+            std::thread::yield_now();
+        }
     }
 }
 
