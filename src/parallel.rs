@@ -438,8 +438,33 @@ impl<P> Drop for HelperEnded<'_, P> {
 
 /// Tasks handed to a helper thread as they become possible ([`with_early_helper`]).
 pub struct Tasks<'a> {
-    state: Mutex<(VecDeque<Task<'a>>, bool)>,
+    state: Mutex<(VecDeque<Queued<'a>>, bool)>,
     ready: Condvar,
+}
+
+/// Whether a task queued with [`Tasks::push_when`] can start without waiting.
+pub type Ready<'a> = Box<dyn Fn() -> bool + Send + 'a>;
+
+/// A queued task, and when it can start without waiting (`None`: at once).
+struct Queued<'a> {
+    task: Task<'a>,
+    ready: Option<Ready<'a>>,
+}
+
+impl<'a> Queued<'a> {
+    fn now(task: Task<'a>) -> Self {
+        Queued { task, ready: None }
+    }
+}
+
+/// Takes the first queued task that can start without waiting, or the first task when
+/// none can (it then waits, as it would have in the queue's order).
+fn take_next<'a>(queue: &mut VecDeque<Queued<'a>>) -> Option<Task<'a>> {
+    let at = queue
+        .iter()
+        .position(|q| q.ready.as_ref().is_none_or(|ready| ready()))
+        .unwrap_or(0);
+    queue.remove(at).map(|q| q.task)
 }
 
 impl<'a> Tasks<'a> {
@@ -450,13 +475,26 @@ impl<'a> Tasks<'a> {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (VecDeque<Task<'a>>, bool)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (VecDeque<Queued<'a>>, bool)> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Queues `task`: the helper runs it when it is free, or [`Tasks::work`] here.
     pub fn push(&self, task: Task<'a>) {
-        self.lock().0.push_back(task);
+        self.lock().0.push_back(Queued::now(task));
+        self.ready.notify_one();
+    }
+
+    /// Queues `task`, which a thread takes ahead of the tasks queued before it that
+    /// would wait, and after them once `ready` holds: a thread that would wait for
+    /// what `task` waits for (a [`Later`] value another thread computes) runs a task
+    /// that can start instead. Nothing queued may wait for what `task` computes, since
+    /// a task queued after it may start before it.
+    pub fn push_when(&self, ready: impl Fn() -> bool + Send + 'a, task: Task<'a>) {
+        self.lock().0.push_back(Queued {
+            task,
+            ready: Some(Box::new(ready)),
+        });
         self.ready.notify_one();
     }
 
@@ -465,16 +503,17 @@ impl<'a> Tasks<'a> {
     pub fn push_ahead(&self, tasks: Vec<Task<'a>>) {
         let mut state = self.lock();
         for task in tasks.into_iter().rev() {
-            state.0.push_front(task);
+            state.0.push_front(Queued::now(task));
         }
         drop(state);
         self.ready.notify_one();
     }
 
-    /// Runs queued tasks on this thread, in order, until none is queued.
+    /// Runs queued tasks on this thread, in order (each task of [`Tasks::push_when`]
+    /// once it is ready, or when no other is), until none is queued.
     pub fn work(&self) {
         loop {
-            let next = self.lock().0.pop_front();
+            let next = take_next(&mut self.lock().0);
             match next {
                 Some(task) => task(),
                 None => return,
@@ -494,7 +533,7 @@ impl<'a> Tasks<'a> {
         spin_until(|| self.has_work());
         let mut state = self.lock();
         loop {
-            if let Some(task) = state.0.pop_front() {
+            if let Some(task) = take_next(&mut state.0) {
                 return Some(task);
             }
             if state.1 {
@@ -520,9 +559,10 @@ impl Drop for CloseOnDrop<'_, '_> {
 }
 
 /// A value one task of [`with_early_helper`] computes and tasks queued after it wait
-/// for. Each thread takes the queue's tasks in order, so when a task starts, every
-/// task queued before it has started on some thread: waiting only for those never
-/// deadlocks.
+/// for. Each thread takes the queue's tasks in order, but for those of
+/// [`Tasks::push_when`], whose results no task waits for: so when a task starts, every
+/// task queued before it that computes a value waited for has started on some thread,
+/// and waiting only for those never deadlocks.
 pub struct Later<T>(OnceLock<Option<T>>);
 
 impl<T> Default for Later<T> {
@@ -552,6 +592,12 @@ impl<T> Later<T> {
     pub fn wait(&self) -> Option<&T> {
         spin_until(|| self.0.get().is_some());
         self.0.wait().as_ref()
+    }
+
+    /// Whether [`Later::compute`] has returned (or panicked): [`Later::wait`] would
+    /// not wait.
+    pub fn is_ready(&self) -> bool {
+        self.0.get().is_some()
     }
 
     /// The value, if it was computed.
@@ -746,6 +792,54 @@ mod tests {
         assert_eq!(log.lock().unwrap().join(" "), "first second queued last");
         tasks.push_ahead(Vec::new());
         assert!(!tasks.has_work(), "nothing is queued by an empty push");
+    }
+
+    /// A task of `push_when` is taken in its place once it is ready; until then the
+    /// tasks after it go first, and when only such tasks are left, the first is taken
+    /// all the same (it then waits, as it would have in the queue's order).
+    #[test]
+    fn tasks_that_would_wait_let_the_next_ones_go_first() {
+        let log = Mutex::new(Vec::new());
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let (log_of, flag_of) = (&log, &flag);
+        let task =
+            |name: &'static str| Box::new(move || log_of.lock().unwrap().push(name)) as Task<'_>;
+        let tasks = Tasks::new();
+        tasks.push_when(move || flag_of.load(Ordering::Acquire), task("flagged"));
+        tasks.push_when(|| true, task("ready"));
+        tasks.push(Box::new(move || {
+            log_of.lock().unwrap().push("flag");
+            flag_of.store(true, Ordering::Release);
+        }));
+        tasks.push(task("last"));
+        tasks.work();
+        assert_eq!(log.lock().unwrap().join(" "), "ready flag flagged last");
+        log.lock().unwrap().clear();
+        tasks.push_when(|| false, task("never ready"));
+        tasks.push_when(|| false, task("never either"));
+        tasks.push(task("plain"));
+        tasks.work();
+        assert_eq!(
+            log.lock().unwrap().join(" "),
+            "plain never ready never either"
+        );
+        assert!(!tasks.has_work());
+    }
+
+    /// `is_ready` once the value is computed, or its computation panicked.
+    #[test]
+    fn a_later_value_is_ready_once_computed_or_failed() {
+        let later = Later::default();
+        assert!(!later.is_ready());
+        later.compute(|| 7);
+        assert!(later.is_ready());
+        let failed: Later<u8> = Later::default();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            failed.compute(|| panic!("no value"))
+        }));
+        assert!(caught.is_err());
+        assert!(failed.is_ready());
+        assert_eq!(failed.wait(), None);
     }
 
     /// Tasks queued around the items: `first` ahead, the later task after the first

@@ -43,9 +43,10 @@ pub fn render_parsed_by(
     // defaults (the schema's frame, the presets fitted to the budgets and every plan's
     // pod counts) is queued while the values are merged: the merge reads the preset it
     // names alone, fitted on this thread if it must be. Then the tasks that take
-    // longest first (the root rules, the frame's check, which waits for the frame),
-    // and the short ones last (the manifests' parts, the guards), so that both cores
-    // end at about the same time. What the check decides comes first, as when they ran
+    // longest first (the root rules, which wait for the pod counts, and the frame's
+    // check, which waits for the frame), and the short ones last (the manifests'
+    // parts, the guards), so that both cores end at about the same time; a thread
+    // takes the next task instead of one that would wait (`Tasks::push_when`). What the check decides comes first, as when they ran
     // one after the other: refused values print nothing but the violations, and the
     // guards' findings and the manifests computed meanwhile are dropped. Then the
     // guards: the manifests print only when no finding is an error.
@@ -107,24 +108,32 @@ pub fn render_parsed_by(
             let merged = merge_values_over(defaults, merging, options)?;
             let merged: &MergedValues = merged_cell.get_or_init(move || merged);
             let (frame, rules, findings) = (&frame, &rules, &findings);
-            tasks.push(Box::new(move || {
-                let _ = rules.set(merged.plan().and_then(|plan| {
-                    crate::contract::root_rules_verdict_with(
-                        spec,
-                        fitted.wait()?,
-                        plan,
-                        defaults,
-                        &merged.values,
-                        plan_pods.wait()?,
-                    )
-                }));
-            }));
-            tasks.push(Box::new(move || {
-                let schema = frame_schema.wait();
-                let _ = frame.set(schema.and_then(|schema| {
-                    crate::contract::walked_frame_verdict(schema, &merged.values)
-                }));
-            }));
+            // Each of the two waits for what the helper computes: a thread takes the
+            // tasks after them while it would wait (`push_when`).
+            tasks.push_when(
+                move || plan_pods.is_ready(),
+                Box::new(move || {
+                    let _ = rules.set(merged.plan().and_then(|plan| {
+                        crate::contract::root_rules_verdict_with(
+                            spec,
+                            fitted.wait()?,
+                            plan,
+                            defaults,
+                            &merged.values,
+                            plan_pods.wait()?,
+                        )
+                    }));
+                }),
+            );
+            tasks.push_when(
+                move || frame_schema.is_ready(),
+                Box::new(move || {
+                    let schema = frame_schema.wait();
+                    let _ = frame.set(schema.and_then(|schema| {
+                        crate::contract::walked_frame_verdict(schema, &merged.values)
+                    }));
+                }),
+            );
             for (part, cell) in parts.iter().enumerate() {
                 tasks.push(Box::new(move || {
                     let _ = cell.set(render_part(spec, &merged.values, &options.release, part));
