@@ -443,7 +443,7 @@ pub struct Tasks<'a> {
 }
 
 /// Whether a task queued with [`Tasks::push_when`] can start without waiting.
-pub type Ready<'a> = Box<dyn Fn() -> bool + Send + 'a>;
+type Ready<'a> = Box<dyn Fn() -> bool + Send + 'a>;
 
 /// A queued task, and when it can start without waiting (`None`: at once).
 struct Queued<'a> {
@@ -485,11 +485,11 @@ impl<'a> Tasks<'a> {
         self.ready.notify_one();
     }
 
-    /// Queues `task`, which a thread takes ahead of the tasks queued before it that
-    /// would wait, and after them once `ready` holds: a thread that would wait for
-    /// what `task` waits for (a [`Later`] value another thread computes) runs a task
-    /// that can start instead. Nothing queued may wait for what `task` computes, since
-    /// a task queued after it may start before it.
+    /// Queues `task`, which a thread passes over while `ready` is false (it would wait
+    /// for a [`Later`] value another thread computes), taking a task queued after it
+    /// instead, and takes in its place once `ready` holds, or when no other task is
+    /// queued. Nothing queued may wait for what `task` computes, since a task queued
+    /// after it may start before it.
     pub fn push_when(&self, ready: impl Fn() -> bool + Send + 'a, task: Task<'a>) {
         self.lock().0.push_back(Queued {
             task,

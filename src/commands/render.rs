@@ -46,10 +46,11 @@ pub fn render_parsed_by(
     // longest first (the root rules, which wait for the pod counts, and the frame's
     // check, which waits for the frame), and the short ones last (the manifests'
     // parts, the guards), so that both cores end at about the same time; a thread
-    // takes the next task instead of one that would wait (`Tasks::push_when`). What the check decides comes first, as when they ran
-    // one after the other: refused values print nothing but the violations, and the
-    // guards' findings and the manifests computed meanwhile are dropped. Then the
-    // guards: the manifests print only when no finding is an error.
+    // takes the next task instead of one that would wait (`Tasks::push_when`). What
+    // the check decides comes first, as when they ran one after the other: refused
+    // values print nothing but the violations, and the guards' findings and the
+    // manifests computed meanwhile are dropped. Then the guards: the manifests print
+    // only when no finding is an error.
     let arguments: OnceLock<(PathBuf, RenderOptions)> = OnceLock::new();
     // The model's schemas for the frame, read by whichever thread needs them first;
     // the frame's task takes them. Only the types' schemas, without annotations: the
@@ -108,8 +109,6 @@ pub fn render_parsed_by(
             let merged = merge_values_over(defaults, merging, options)?;
             let merged: &MergedValues = merged_cell.get_or_init(move || merged);
             let (frame, rules, findings) = (&frame, &rules, &findings);
-            // Each of the two waits for what the helper computes: a thread takes the
-            // tasks after them while it would wait (`push_when`).
             tasks.push_when(
                 move || plan_pods.is_ready(),
                 Box::new(move || {
