@@ -78,6 +78,27 @@ fn subcommand_of<'a>(mut args: impl Iterator<Item = &'a [u8]>) -> Option<&'a [u8
     None
 }
 
+/// The value of `--spec` among the arguments (without the program's name), as clap
+/// reads it: after `--spec` or `--spec=`, before a `--` that ends the options. `None`
+/// when there is none (clap then takes [`DEFAULT_SPEC`]). Only a guess that `render`
+/// reads the spec ahead with while clap parses: clap's path is the one used.
+fn spec_argument_of<'a>(mut args: impl Iterator<Item = &'a [u8]>) -> Option<&'a [u8]> {
+    let mut spec = None;
+    while let Some(arg) = args.next() {
+        if arg == b"--" {
+            break;
+        } else if arg == b"--spec" {
+            spec = args.next().or(spec);
+        } else if let Some(value) = arg.strip_prefix(b"--spec=") {
+            spec = Some(value);
+        }
+    }
+    spec
+}
+
+/// The spec clap reads when `--spec` is not given.
+const DEFAULT_SPEC: &str = "shipshape.yaml";
+
 /// Turns one typed description of a platform into a Helm chart, its values schema,
 /// presets, the rendered manifests of every preset, and refuses unsafe presets.
 ///
@@ -88,7 +109,7 @@ fn subcommand_of<'a>(mut args: impl Iterator<Item = &'a [u8]>) -> Option<&'a [u8
 #[command(name = "shipshape", version)]
 struct Cli {
     /// The platform spec.
-    #[arg(long, global = true, default_value = "shipshape.yaml")]
+    #[arg(long, global = true, default_value = DEFAULT_SPEC)]
     spec: PathBuf,
     #[command(subcommand)]
     command: Command,
@@ -117,7 +138,7 @@ struct RenderArgs {
 #[command(name = "shipshape", version)]
 struct RenderCli {
     /// The platform spec.
-    #[arg(long, global = true, default_value = "shipshape.yaml")]
+    #[arg(long, global = true, default_value = DEFAULT_SPEC)]
     spec: PathBuf,
     #[command(subcommand)]
     command: RenderOnly,
@@ -346,11 +367,18 @@ enum Format {
 
 fn main() -> ExitCode {
     // `render` starts its helper thread before the arguments are parsed: the helper
-    // reads what needs no argument while clap parses them (`render_parsed_by`).
+    // parses them with clap while the main thread reads the spec they most likely
+    // name (`spec_argument_of`), which is used only when clap names the same path
+    // (`render_parsed_by`).
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if subcommand_of(args.iter().map(|a| a.as_encoded_bytes())) == Some(b"render".as_slice()) {
         let mut other = None;
-        let rendered = commands::render_parsed_by(|| {
+        // A path that is no UTF-8 is not read ahead: clap's is read after it.
+        let likely_spec = match spec_argument_of(args.iter().map(|a| a.as_encoded_bytes())) {
+            None => Some(PathBuf::from(DEFAULT_SPEC)),
+            Some(spec) => std::str::from_utf8(spec).ok().map(PathBuf::from),
+        };
+        let rendered = commands::render_parsed_by(likely_spec.as_deref(), || {
             if let Ok(RenderCli {
                 spec,
                 command: RenderOnly::Render(render),
@@ -756,6 +784,60 @@ mod tests {
     fn subcommand<'a>(args: &[&'a str]) -> Option<&'a str> {
         subcommand_of(args.iter().map(|a| a.as_bytes()))
             .map(|s| std::str::from_utf8(s).expect("utf-8"))
+    }
+
+    fn spec_argument<'a>(args: &[&'a str]) -> Option<&'a str> {
+        super::spec_argument_of(args.iter().map(|a| a.as_bytes()))
+            .map(|s| std::str::from_utf8(s).expect("utf-8"))
+    }
+
+    /// The spec `render` reads ahead is the value clap gives `--spec`, wherever the
+    /// option is, up to a `--`; `None` without one.
+    #[test]
+    fn the_spec_argument_is_the_value_of_spec_up_to_a_double_dash() {
+        assert_eq!(
+            spec_argument(&["--spec", "a.yaml", "render"]),
+            Some("a.yaml")
+        );
+        assert_eq!(
+            spec_argument(&["render", "--spec=b.yaml", "x"]),
+            Some("b.yaml")
+        );
+        assert_eq!(
+            spec_argument(&["render", "x", "--spec", "c.yaml"]),
+            Some("c.yaml")
+        );
+        assert_eq!(spec_argument(&["--spec=", "render"]), Some(""));
+        assert_eq!(spec_argument(&["render", "--", "--spec", "d.yaml"]), None);
+        assert_eq!(
+            spec_argument(&["--spec", "e.yaml", "render", "--", "--spec=f"]),
+            Some("e.yaml")
+        );
+        assert_eq!(spec_argument(&["render", "-f", "v.yaml"]), None);
+        assert_eq!(spec_argument(&["render", "--spec"]), None);
+        assert_eq!(
+            spec_argument(&["--spec", "g.yaml", "render", "--spec"]),
+            Some("g.yaml")
+        );
+        assert_eq!(spec_argument(&["render", "--specs", "h.yaml"]), None);
+        // What clap reads for each line, where it reads one.
+        for line in [
+            &["--spec", "a.yaml", "render"][..],
+            &["render", "--spec=b.yaml", "x"],
+            &["render", "x", "--spec", "c.yaml"],
+            &["render", "x"],
+        ] {
+            let cli = super::Cli::try_parse_from(
+                std::iter::once("shipshape").chain(line.iter().copied()),
+            )
+            .expect("a render line");
+            let clap = cli.spec.to_str().expect("utf-8").to_string();
+            assert_eq!(
+                spec_argument(line).unwrap_or(super::DEFAULT_SPEC),
+                clap,
+                "{line:?}"
+            );
+        }
     }
 
     #[test]

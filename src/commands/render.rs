@@ -13,16 +13,23 @@ use std::path::{Path, PathBuf};
 /// `shipshape render`: prints what `helm template` prints for these values, after the
 /// values schema and the guards accept them (exit 1 with the findings otherwise).
 pub fn render(spec_path: &Path, options: &RenderOptions) -> Result<Exit, CommandError> {
-    render_parsed_by(|| Some((spec_path.to_path_buf(), options.clone())))
-        .expect("the arguments are given")
+    render_parsed_by(Some(spec_path), || {
+        Some((spec_path.to_path_buf(), options.clone()))
+    })
+    .expect("the arguments are given")
 }
 
-/// [`render`] with its arguments from `parse`, which runs once a helper thread has
-/// started on what needs no argument: the built-in presets and the values model's
-/// schemas are read while `parse` reads the command line (the binary parses it with
-/// clap). `None` when `parse` finds no `render` command.
+/// [`render`] with its arguments from `parse`, which runs on a helper thread (the
+/// binary parses the command line with clap there) while this thread reads the spec
+/// at `likely_spec`, the path the command line most likely names: its text is used
+/// only when `parse` names exactly that path (the same bytes), and only a regular
+/// file is read ahead. The arguments are checked as before, a bad release name
+/// refused ahead of any error of the spec's. The helper also reads what needs no
+/// argument: the built-in presets and the values model's schemas. `None` when `parse`
+/// finds no `render` command.
 pub fn render_parsed_by(
-    parse: impl FnOnce() -> Option<(PathBuf, RenderOptions)>,
+    likely_spec: Option<&Path>,
+    parse: impl FnOnce() -> Option<(PathBuf, RenderOptions)> + Send,
 ) -> Option<Result<Exit, CommandError>> {
     use crate::backends::native::RenderedDocuments;
     use crate::capacity::fit::{presets_over, presets_over_fitting_only};
@@ -36,10 +43,11 @@ pub fn render_parsed_by(
     use std::sync::{Mutex, OnceLock};
     // Independent tasks on the machine's cores: check the values against the schema
     // (its frame and its root rules apart), run the guards, render the manifests in
-    // three parts; all read the same spec and values. The helper starts before the
-    // arguments are parsed and reads what needs none (the built-in presets, the
-    // model's schemas); the spec's workloads, queued ahead of what it has not started,
-    // come first once the spec file is read. What needs only the spec and the chart's
+    // three parts; all read the same spec and values. The helper starts first and
+    // parses the arguments while this thread reads the spec they most likely name,
+    // then reads what needs no argument (the built-in presets, the model's schemas);
+    // the spec's workloads, queued ahead of what it has not started, come first once
+    // the spec file is read. What needs only the spec and the chart's
     // defaults (the schema's frame, the presets fitted to the budgets and every plan's
     // pod counts) is queued while the values are merged: the merge reads the preset it
     // names alone, fitted on this thread if it must be. Then the tasks that take
@@ -51,7 +59,7 @@ pub fn render_parsed_by(
     // values print nothing but the violations, and the guards' findings and the
     // manifests computed meanwhile are dropped. Then the guards: the manifests print
     // only when no finding is an error.
-    let arguments: OnceLock<(PathBuf, RenderOptions)> = OnceLock::new();
+    let arguments: Later<Option<(PathBuf, RenderOptions)>> = Later::default();
     // The model's schemas for the frame, read by whichever thread needs them first;
     // the frame's task takes them. Only the types' schemas, without annotations: the
     // frame is only walked, to check the values, and the walk parses each of the
@@ -69,21 +77,30 @@ pub fn render_parsed_by(
         Default::default();
     let read_model = || model.get_or_init(|| Mutex::new(Some(ModelSchemas::without_definitions())));
     let ran = crate::parallel::with_early_helper(|tasks| -> Option<Result<(), CommandError>> {
-        // Neither needs the spec: the helper reads them while this thread parses the
-        // arguments and reads the spec file. The chart's presets and the frame take
-        // them read (or wait for them, or read them if no thread has started to).
+        // The helper parses the arguments while this thread reads the spec they most
+        // likely name (clap took about 0.15 ms before the spec's read began), then
+        // reads what needs no argument. The chart's presets and the frame take them
+        // read (or wait for them, or read them if no thread has started to).
+        let arguments = &arguments;
+        tasks.push(Box::new(move || arguments.compute(parse)));
         tasks.push(Box::new(|| {
             crate::values::presets::builtin_presets();
         }));
         tasks.push(Box::new(move || {
             read_model();
         }));
-        let parsed = parse()?;
-        let (spec_path, options) = arguments.get_or_init(move || parsed);
+        let read_ahead = likely_spec
+            .filter(|path| path.is_file())
+            .map(|path| (path, read_spec_beside(path, tasks)));
+        // With no helper, the arguments are parsed here.
+        tasks.work();
+        let (spec_path, options) = arguments.wait()?.as_ref()?;
         Some((|| {
             check_release_name(&options.release.name)?;
-            let (text, file) = (read_text(spec_path)?, spec_path.display().to_string());
-            let spec = crate::spec::load_spec_beside(&text, &file, tasks)?;
+            let spec = match read_ahead {
+                Some((path, spec)) if path.as_os_str() == spec_path.as_os_str() => spec?,
+                _ => read_spec_beside(spec_path, tasks)?,
+            };
             let spec: &Spec = spec_cell.get_or_init(move || spec);
             let (frame_schema, plan_pods) = (&frame_schema, &plan_pods);
             tasks.push(Box::new(move || {
@@ -205,6 +222,17 @@ pub fn render_parsed_by(
     Some(Ok(Exit::Ok))
 }
 
+/// The spec at `path`, its workloads read on `tasks` beside this thread
+/// ([`crate::spec::load_spec_beside`]).
+fn read_spec_beside(path: &Path, tasks: &crate::parallel::Tasks<'_>) -> Result<Spec, CommandError> {
+    let text = read_text(path)?;
+    Ok(crate::spec::load_spec_beside(
+        &text,
+        &path.display().to_string(),
+        tasks,
+    )?)
+}
+
 /// The parts `render` renders its manifests in, side by side.
 const RENDER_PARTS: usize = 3;
 
@@ -237,13 +265,18 @@ mod tests {
     /// gets its command back (`None`).
     #[test]
     fn render_parsed_by_renders_nothing_without_a_render_command() {
-        let asked = std::cell::Cell::new(0);
-        let rendered = render_parsed_by(|| {
-            asked.set(asked.get() + 1);
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let asked = AtomicUsize::new(0);
+        let rendered = render_parsed_by(None, || {
+            asked.fetch_add(1, Ordering::Relaxed);
             None
         });
         assert!(rendered.is_none());
-        assert_eq!(asked.get(), 1, "the arguments are parsed once");
+        assert_eq!(
+            asked.load(Ordering::Relaxed),
+            1,
+            "the arguments are parsed once"
+        );
     }
 
     /// The arguments parsed are the ones checked: a bad release name is refused before
@@ -260,7 +293,7 @@ mod tests {
             },
         };
         let missing = Path::new("no-such-dir/shipshape.yaml");
-        let parsed = render_parsed_by(|| Some((missing.to_path_buf(), options.clone())));
+        let parsed = render_parsed_by(None, || Some((missing.to_path_buf(), options.clone())));
         let direct = render(missing, &options);
         match (parsed, direct) {
             (Some(Err(a)), Err(b)) => {
@@ -268,6 +301,79 @@ mod tests {
                 assert!(a.to_string().contains("Not_A_Name"), "{a}");
             }
             other => panic!("both refuse the release name: {other:?}"),
+        }
+    }
+
+    /// `render`'s options with release name `name`.
+    fn options_named(name: &str) -> RenderOptions {
+        RenderOptions {
+            preset: None,
+            values_files: Vec::new(),
+            set: Vec::new(),
+            release: Release {
+                name: name.into(),
+                namespace: "default".into(),
+            },
+        }
+    }
+
+    /// The spec read ahead is used only for the path the arguments name: with another
+    /// spec read ahead, a missing spec is refused as `render` refuses it. A path that
+    /// is no regular file is not read ahead: a folder, or a named pipe no one writes
+    /// to, whose read would never end.
+    #[cfg(unix)]
+    #[test]
+    fn the_spec_read_ahead_is_used_only_for_the_path_parsed() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let options = options_named("release-name");
+        let missing = Path::new("no-such-dir/shipshape.yaml");
+        let expected = render(missing, &options).expect_err("no such spec");
+        let dir = std::env::temp_dir().join(format!("shipshape-read-ahead-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pipe = dir.join("pipe.yaml");
+        let _ = std::fs::remove_file(&pipe);
+        let name = std::ffi::CString::new(pipe.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        for likely in [
+            root.join("examples/web-shop/shipshape.yaml"),
+            root.join("examples"),
+            pipe.clone(),
+        ] {
+            let parsed = render_parsed_by(Some(&likely), || {
+                Some((missing.to_path_buf(), options.clone()))
+            });
+            match parsed {
+                Some(Err(error)) => assert_eq!(error.to_string(), expected.to_string()),
+                other => panic!("{} read ahead: {other:?}", likely.display()),
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A spec refused when read ahead is refused as when it is read after the
+    /// arguments, and a bad release name still comes first.
+    #[test]
+    fn a_spec_read_ahead_is_refused_as_one_read_after() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let refused = root.join("tests/fixtures/spec/err/duplicate-key.yaml");
+        for name in ["release-name", "Not_A_Name"] {
+            let options = options_named(name);
+            let ahead =
+                render_parsed_by(Some(&refused), || Some((refused.clone(), options.clone())));
+            let after = render_parsed_by(None, || Some((refused.clone(), options.clone())));
+            match (ahead, after) {
+                (Some(Err(a)), Some(Err(b))) => {
+                    assert_eq!(a.to_string(), b.to_string());
+                    let part = if name == "release-name" {
+                        "duplicate"
+                    } else {
+                        name
+                    };
+                    assert!(a.to_string().contains(part), "{a}");
+                }
+                other => panic!("both refuse `{name}`: {other:?}"),
+            }
         }
     }
 
