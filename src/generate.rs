@@ -24,6 +24,7 @@ use crate::values::{default_values, ValuesError, ValuesSchema};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicUsize;
+use std::sync::Mutex;
 
 /// Output files by path relative to the output folder.
 pub type OutputFiles = BTreeMap<String, String>;
@@ -272,7 +273,7 @@ pub fn generate_review_leaving(
     // has built the schema, so that both end together.
     let objects = Later::default();
     let taken = AtomicUsize::new(0);
-    let (templates, (defaults, contract, schema, more_templates)) = side_by_side(
+    let (templates, (defaults, mut contract, schema, more_templates)) = side_by_side(
         || {
             objects.compute(|| build_objects_of(spec));
             objects
@@ -301,6 +302,13 @@ pub fn generate_review_leaving(
     templates.extend([extra_objects_template_file()]);
     // Found while the templates were written, by run of documents.
     let named = named_templates_of_runs(first.named.into_iter().chain(second.named));
+    // Each plan's capacity report, which the plan's review takes instead of computing
+    // it again.
+    let reports: PlanReports = contract
+        .plans
+        .iter_mut()
+        .map(|plan| (plan.name.clone(), Mutex::new(plan.report.take())))
+        .collect();
     let inputs = ChartInputs {
         spec,
         docs: &docs,
@@ -339,7 +347,7 @@ pub fn generate_review_leaving(
         spec,
         (&docs, &workloads),
         &schema,
-        (&defaults, &contract.presets),
+        (&defaults, &contract.presets, &reports),
         (chart_tasks, Box::new(hand_over)),
         (leave, files_ready),
     );
@@ -381,9 +389,10 @@ fn review_presets(
     spec: &Spec,
     (docs, workloads): (&[crate::objects::tree::Document], &[Option<String>]),
     schema: &serde_json::Value,
-    (defaults, presets): (
+    (defaults, presets, reports): (
         &serde_json::Value,
         &BTreeMap<String, crate::values::presets::Preset>,
+        &PlanReports,
     ),
     (first, then): (Vec<Task<'_>>, Task<'_>),
     (leave, files_ready): (&impl Leave, &FilesReady<'_>),
@@ -399,6 +408,7 @@ fn review_presets(
         validator: &validator,
         exprs: &exprs,
         spec_findings: &spec_findings,
+        reports,
     };
     // `first`, the defaults, `then`, and each preset on the next free core; the
     // results are joined in the presets' order.
@@ -448,7 +458,13 @@ struct PresetInputs<'a, 's> {
     exprs: &'a crate::capacity::CapacityExprs,
     /// The findings of the rules that read only the spec, the same for every preset.
     spec_findings: &'a [Finding],
+    /// Each plan's capacity report, as its contract computed it.
+    reports: &'a PlanReports,
 }
+
+/// Each plan's capacity report by name, taken by the plan's review
+/// ([`crate::contract::plans::PlanContract::report`]).
+type PlanReports = BTreeMap<String, Mutex<Option<crate::capacity::CapacityReport>>>;
 
 /// One preset's part of [`review_presets`].
 struct PresetReview {
@@ -468,9 +484,14 @@ fn review_preset(
     values: &serde_json::Value,
 ) -> Result<PresetReview, GenerateError> {
     let spec = inputs.spec;
-    // One capacity formula and report per preset, for the guards and the figures.
+    // One capacity formula and report per preset, for the guards and the figures: the
+    // report its contract computed, when it evaluated.
     let capacity = Capacity::over(inputs.exprs, spec, values);
-    let report = capacity.report();
+    let computed = inputs
+        .reports
+        .get(label)
+        .and_then(|r| r.lock().ok()?.take());
+    let report = computed.map_or_else(|| capacity.report(), Ok);
     let guard_findings = check_guards_with(
         spec,
         values,

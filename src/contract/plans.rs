@@ -69,6 +69,11 @@ pub struct PlanContract {
     pub bounds: Vec<PlanBound>,
     /// The `then` schema: the bounds, nested as the values are.
     pub schema: Value,
+    /// The capacity report the bounds come from, of the plan's values (`None` when
+    /// they do not evaluate): the one of its whole values, since the values it is
+    /// computed over hold every path the formula reads ([`read_paths`]). `generate`'s
+    /// review of the plan takes it instead of computing it again.
+    pub report: Option<CapacityReport>,
 }
 
 /// Nested schema fragments keyed by values path.
@@ -305,6 +310,7 @@ pub fn plan_contract_over(
             name: name.to_string(),
             bounds: Vec::new(),
             schema: json!({}),
+            report: None,
         };
     };
 
@@ -545,10 +551,12 @@ pub fn plan_contract_over(
         }
     }
 
+    drop(rows);
     PlanContract {
         name: name.to_string(),
         bounds: c.bounds,
         schema: c.tree.build(),
+        report: Some(plan_report),
     }
 }
 
@@ -677,6 +685,44 @@ mod tests {
         );
         let text = std::fs::read_to_string(&path).unwrap();
         crate::spec::load_spec(&text, &path).unwrap()
+    }
+
+    /// Each plan's report is the report of its whole values, which `generate`'s review
+    /// of the plan takes instead of computing it: for every example and every spec
+    /// under `tests/fixtures/spec/ok`, and every plan of each that has one.
+    #[test]
+    fn each_plan_reports_what_its_whole_values_report() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let mut paths: Vec<String> = ["agent-platform", "llm-gateway", "web-shop"]
+            .iter()
+            .map(|name| format!("{root}/examples/{name}/shipshape.yaml"))
+            .collect();
+        for entry in std::fs::read_dir(format!("{root}/tests/fixtures/spec/ok")).unwrap() {
+            paths.push(entry.unwrap().path().display().to_string());
+        }
+        let mut compared = 0;
+        for path in &paths {
+            let Ok(spec) = crate::spec::load_spec(&std::fs::read_to_string(path).unwrap(), path)
+            else {
+                continue;
+            };
+            let contract = crate::contract::Contract::of(&spec);
+            let defaults = crate::values::default_values(&spec);
+            for plan in &contract.plans {
+                let values = crate::contract::schema::plan_values_of(
+                    &defaults,
+                    &contract.presets,
+                    &plan.name,
+                );
+                // A plan without a report leaves its review to compute one.
+                if let Some(report) = &plan.report {
+                    let whole = Capacity::of(&spec, &values).report().ok();
+                    assert_eq!(Some(report), whole.as_ref(), "{path}, plan {}", plan.name);
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared >= 20, "{compared} reports compared");
     }
 
     /// Every value the capacity formula reads has a bound in every plan that enables
