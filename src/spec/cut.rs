@@ -1,6 +1,8 @@
 //! Reading a spec on the machine's cores: its `workloads` cut into runs of whole
 //! workloads, each read beside the rest of the spec, and joined. Most of a large spec
-//! is its workloads, and reading the spec came before anything else in `render`.
+//! is its workloads, and reading the spec came before anything else in `render`. A
+//! top-level `presets` block, often the largest section of a small spec, is a part of
+//! its own when no anchor or alias crosses it.
 //!
 //! Only a layout this recognizes for certain is cut: top-level keys at column 0, the
 //! workload classes one indentation under `workloads:`, each workload's name one more,
@@ -10,9 +12,10 @@
 //! collection leaves its part unterminated, which cannot be read; a block or plain
 //! scalar cannot hold a line that looks like a key at its own indentation. An alias
 //! names the one anchor of its name: in its own part it means what it means in the
-//! whole, and in another part it is unknown, which cannot be read. Any part that cannot be read, a workload twice or
-//! anything else unexpected makes [`read_in_parts`] give `None`, and the spec is read
-//! whole, as before, with its messages.
+//! whole, and in another part it is unknown, which cannot be read. Any part that
+//! cannot be read, a workload twice or anything else unexpected makes
+//! [`read_in_parts`] give `None`, and the spec is read whole, as before, with its
+//! messages.
 
 use super::{Spec, Workloads};
 use serde::Deserialize;
@@ -42,6 +45,14 @@ struct WorkloadsPart {
     workloads: Workloads,
 }
 
+/// `presets` alone, as a part of the spec is read: the field as [`Spec`] has it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PresetsPart {
+    #[serde(default)]
+    presets: std::collections::BTreeMap<String, super::PresetSpec>,
+}
+
 /// The spec of `text`: read in parts on the machine's cores when its layout allows,
 /// otherwise, and whenever a part cannot be read, whole (for its messages).
 pub(super) fn read_spec_text(text: &str) -> Result<Spec, serde_saphyr::Error> {
@@ -65,7 +76,16 @@ pub(super) fn read_spec_text_beside(
 /// part, or in as many as [`read_in_parts`] cuts when the text holds at least
 /// [`MIN_CUT_BYTES`], so both threads read runs of workloads.
 fn read_beside(text: &str, tasks: &crate::parallel::Tasks<'_>) -> Option<Spec> {
-    let Cut { rest, parts } = cut_spec(text, parts_beside(text), MIN_CUT_BYTES_BESIDE)?;
+    let Cut {
+        rest,
+        parts,
+        presets,
+    } = cut_spec(text, parts_beside(text), MIN_CUT_BYTES_BESIDE)?;
+    let kinds = std::iter::repeat_n(PartKind::Workloads, parts.len());
+    let parts: Vec<(PartKind, String)> = kinds
+        .zip(parts)
+        .chain(presets.map(|text| (PartKind::Presets, text)))
+        .collect();
     let count = parts.len();
     let (sent, read) = std::sync::mpsc::channel();
     // Ahead of the tasks queued before: this thread waits for the parts.
@@ -73,16 +93,16 @@ fn read_beside(text: &str, tasks: &crate::parallel::Tasks<'_>) -> Option<Spec> {
         parts
             .into_iter()
             .enumerate()
-            .map(|(index, part)| {
+            .map(|(index, (kind, part))| {
                 let sent = sent.clone();
                 Box::new(move || {
-                    let _ = sent.send((index, read_part(&part, index + 1)));
+                    let _ = sent.send((index, read_part(&part, kind)));
                 }) as crate::parallel::Task<'_>
             })
             .collect(),
     );
     drop(sent);
-    let rest = read_part(&rest, 0);
+    let rest = read_part(&rest, PartKind::Rest);
     tasks.work();
     // Fewer than `count` when a part's task panicked (its sender dropped unsent).
     let mut workloads: Vec<(usize, Option<Part>)> = Vec::with_capacity(count);
@@ -141,24 +161,39 @@ fn parts_on_the_cores() -> usize {
 /// The spec the parts of `cut` read as, joined; `None` when a part cannot be read or
 /// a workload is in two parts.
 fn read_cut(cut: &Cut) -> Option<Spec> {
-    let indices: Vec<usize> = (0..=cut.parts.len()).collect();
-    join_parts(crate::parallel::map_in_parallel(&indices, |&i| match i {
-        0 => read_part(&cut.rest, 0),
-        _ => read_part(&cut.parts[i - 1], i),
+    let parts: Vec<(PartKind, &String)> = std::iter::once((PartKind::Rest, &cut.rest))
+        .chain(cut.parts.iter().map(|p| (PartKind::Workloads, p)))
+        .chain(cut.presets.iter().map(|p| (PartKind::Presets, p)))
+        .collect();
+    join_parts(crate::parallel::map_in_parallel(&parts, |&(kind, text)| {
+        read_part(text, kind)
     }))
 }
 
-/// What part `index` of a cut reads as: the rest (0) or a run of workloads; `None`
-/// when it cannot be read.
-fn read_part(text: &str, index: usize) -> Option<Part> {
-    if index == 0 {
-        serde_saphyr::from_str_with_options::<Spec>(text, spec_options())
+/// What a part of a cut holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PartKind {
+    /// Everything but the workloads (and `presets`, when cut apart).
+    Rest,
+    /// A run of workloads.
+    Workloads,
+    /// `presets`.
+    Presets,
+}
+
+/// What a part of a cut reads as; `None` when it cannot be read.
+fn read_part(text: &str, kind: PartKind) -> Option<Part> {
+    let options = spec_options();
+    match kind {
+        PartKind::Rest => serde_saphyr::from_str_with_options::<Spec>(text, options)
             .ok()
-            .map(|spec| Part::Rest(Box::new(spec)))
-    } else {
-        serde_saphyr::from_str_with_options::<WorkloadsPart>(text, spec_options())
+            .map(|spec| Part::Rest(Box::new(spec))),
+        PartKind::Workloads => serde_saphyr::from_str_with_options::<WorkloadsPart>(text, options)
             .ok()
-            .map(|w| Part::Workloads(w.workloads))
+            .map(|w| Part::Workloads(w.workloads)),
+        PartKind::Presets => serde_saphyr::from_str_with_options::<PresetsPart>(text, options)
+            .ok()
+            .map(|p| Part::Presets(p.presets)),
     }
 }
 
@@ -170,14 +205,17 @@ fn join_parts(read: impl IntoIterator<Item = Option<Part>>) -> Option<Spec> {
         return None;
     };
     for part in read {
-        let Some(Part::Workloads(w)) = part else {
-            return None;
-        };
-        join_into(&mut spec.workloads.api, w.api)?;
-        join_into(&mut spec.workloads.jobs, w.jobs)?;
-        join_into(&mut spec.workloads.pool, w.pool)?;
-        join_into(&mut spec.workloads.worker, w.worker)?;
-        join_into(&mut spec.workloads.migrate, w.migrate)?;
+        match part? {
+            Part::Workloads(w) => {
+                join_into(&mut spec.workloads.api, w.api)?;
+                join_into(&mut spec.workloads.jobs, w.jobs)?;
+                join_into(&mut spec.workloads.pool, w.pool)?;
+                join_into(&mut spec.workloads.worker, w.worker)?;
+                join_into(&mut spec.workloads.migrate, w.migrate)?;
+            }
+            Part::Presets(presets) => join_into(&mut spec.presets, presets)?,
+            Part::Rest(_) => return None,
+        }
     }
     Some(*spec)
 }
@@ -186,6 +224,7 @@ fn join_parts(read: impl IntoIterator<Item = Option<Part>>) -> Option<Spec> {
 enum Part {
     Rest(Box<Spec>),
     Workloads(Workloads),
+    Presets(std::collections::BTreeMap<String, super::PresetSpec>),
 }
 
 /// Moves `more` into `all`; `None` when a name is in both.
@@ -206,10 +245,14 @@ fn join_into<V>(
 /// a part as in the whole.
 #[derive(Debug, PartialEq)]
 struct Cut {
-    /// The spec with `workloads: {}`.
+    /// The spec with `workloads: {}`, without `presets` when that is cut apart.
     rest: String,
     /// `workloads:` and runs of whole workloads, each under its class's line.
     parts: Vec<String>,
+    /// `presets` and its entries, when it is a block whose anchors and aliases stay in
+    /// it (the presets often alias each other: `<<: *production`); then the rest does
+    /// not hold it.
+    presets: Option<String>,
 }
 
 /// Whether no anchor name is given twice in `lines`, and each alias of an anchor is in
@@ -371,7 +414,27 @@ fn cut_spec(text: &str, parts: usize, min_bytes: usize) -> Option<Cut> {
             part_of[from..to].fill(part + 1);
         }
     }
-    if !anchors_stay_in_their_parts(&lines, &part_of) {
+    // `presets`, a block, in a part of its own: its lines up to the next top-level key.
+    let mut presets = keys
+        .iter()
+        .position(|(k, _)| *k == "presets")
+        .and_then(|p| {
+            let from = keys[p].1;
+            let to = keys.get(p + 1).map_or(lines.len(), |(_, i)| *i);
+            key_line(lines[from].text)?
+                .1
+                .is_empty()
+                .then_some((from, to))
+        });
+    if let Some((from, to)) = presets {
+        part_of[from..to].fill(chosen.len() + 1);
+        if !anchors_stay_in_their_parts(&lines, &part_of) {
+            // An anchor or alias crosses it: `presets` stays in the rest.
+            part_of[from..to].fill(0);
+            presets = None;
+        }
+    }
+    if presets.is_none() && !anchors_stay_in_their_parts(&lines, &part_of) {
         return None;
     }
     let blank = |from: usize, to: usize, out: &mut String| {
@@ -401,16 +464,28 @@ fn cut_spec(text: &str, parts: usize, min_bytes: usize) -> Option<Cut> {
             out
         })
         .collect();
+    let apart = |i: usize| presets.is_some_and(|(from, to)| (from..to).contains(&i));
     let mut rest = String::with_capacity(text.len() - total + lines.len());
-    for line in &lines[..start] {
-        rest.push_str(line.text);
+    for (i, line) in lines.iter().enumerate() {
+        match i {
+            _ if i == start => rest.push_str("workloads: {}\n"),
+            _ if (start < i && i < end) || apart(i) => rest.push('\n'),
+            _ => rest.push_str(line.text),
+        }
     }
-    rest.push_str("workloads: {}\n");
-    blank(start + 1, end, &mut rest);
-    for line in &lines[end..] {
-        rest.push_str(line.text);
-    }
-    Some(Cut { rest, parts })
+    let presets = presets.map(|(from, to)| {
+        let mut out = String::with_capacity(bytes_of((from, to)) + from);
+        blank(0, from, &mut out);
+        for line in &lines[from..to] {
+            out.push_str(line.text);
+        }
+        out
+    });
+    Some(Cut {
+        rest,
+        parts,
+        presets,
+    })
 }
 
 /// A key line with the indentation removed: its key (letters, digits, `_`, `-`, `.`,
@@ -593,6 +668,54 @@ mod tests {
         assert!(at("a: 1\n", &[0]));
     }
 
+    /// `presets` is read apart when it is a block whose anchors and aliases stay in it
+    /// (llm-gateway's presets alias each other), and with the rest when an alias
+    /// crosses it or it is written on its key's line; the workloads are cut all the
+    /// same, and every cut reads as the whole does.
+    #[test]
+    fn presets_are_read_apart_when_their_anchors_stay_in_them() {
+        let gateway = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/llm-gateway/shipshape.yaml"
+        ))
+        .unwrap();
+        let read_as_whole = |text: &str, apart: bool| {
+            let cut = cut_spec(text, 1, 0).expect("the workloads are cut");
+            assert_eq!(cut.presets.is_some(), apart, "{:?}", cut.presets);
+            assert!(whole(text).is_some());
+            assert_eq!(read_cut(&cut), whole(text));
+            let presets = cut.presets.unwrap_or_default();
+            assert_eq!(cut.rest.contains("\npresets:"), !apart);
+            assert_eq!(presets.contains("<<: *production"), apart);
+            assert_eq!(cut.rest.lines().count(), text.lines().count());
+        };
+        assert!(gateway.contains("    values: &production\n"));
+        read_as_whole(&gateway, true);
+        // An anchor in `config` that a preset aliases.
+        let crossing = gateway
+            .replacen("  model_list: []\n", "  model_list: &models []\n", 1)
+            .replacen(
+                "      <<: *production\n",
+                "      <<: *production\n      config: {model_list: *models}\n",
+                1,
+            );
+        read_as_whole(&crossing, false);
+        // An alias in `config` of an anchor in `presets`.
+        let back = gateway.replacen(
+            "  model_list: []\n",
+            "  model_list: []\n  copy: *production\n",
+            1,
+        );
+        assert!(whole(&back).is_none(), "an alias before its anchor");
+        let cut = cut_spec(&back, 1, 0).expect("the workloads are cut");
+        assert_eq!(cut.presets, None);
+        // `presets` on its key's line.
+        let start = gateway.find("\npresets:\n").unwrap() + 1;
+        let flow = format!("{}presets: {{}}\n", &gateway[..start]);
+        assert!(flow.ends_with("presets: {}\n"));
+        read_as_whole(&flow, false);
+    }
+
     /// A text of [`MIN_CUT_BYTES`] is cut in as many parts as [`read_in_parts`] cuts,
     /// one of a byte fewer in one.
     #[test]
@@ -626,8 +749,8 @@ mod tests {
     }
 
     /// Each part holds each of its lines where the whole has it, blank lines for the
-    /// rest; together the parts hold every workload line once, and the rest every other
-    /// line.
+    /// rest; together the parts hold every workload line once, the presets' part every
+    /// line of `presets`, and the rest every other line.
     #[test]
     fn every_line_is_in_one_part_at_its_own_number() {
         let text = synth();
@@ -636,7 +759,11 @@ mod tests {
         let original: Vec<&str> = text.lines().collect();
         let start = original.iter().position(|l| *l == "workloads:").unwrap();
         let mut held = vec![0; original.len()];
-        for part in std::iter::once(&cut.rest).chain(&cut.parts) {
+        let presets = cut.presets.as_ref().expect("its presets are cut apart");
+        for part in std::iter::once(&cut.rest)
+            .chain(&cut.parts)
+            .chain([presets])
+        {
             for (i, line) in part.lines().enumerate() {
                 if i == start {
                     continue;
