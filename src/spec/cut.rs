@@ -709,6 +709,16 @@ mod tests {
         assert!(whole(&back).is_none(), "an alias before its anchor");
         let cut = cut_spec(&back, 1, 0).expect("the workloads are cut");
         assert_eq!(cut.presets, None);
+        // A preset's alias of an anchor in the workloads: `presets` is no part of its
+        // own, nor of the workloads' (in the rest, the alias is not in its anchor's
+        // part either), so nothing is cut.
+        let into_workloads = gateway.replacen(
+            "      <<: *production\n",
+            "      <<: *production\n      copy: *postgres\n",
+            1,
+        );
+        assert_ne!(into_workloads, gateway);
+        assert_eq!(cut_spec(&into_workloads, 1, 0), None);
         // `presets` on its key's line.
         let start = gateway.find("\npresets:\n").unwrap() + 1;
         let flow = format!("{}presets: {{}}\n", &gateway[..start]);
