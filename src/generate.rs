@@ -397,8 +397,9 @@ fn review_presets(
     (first, then): (Vec<Task<'_>>, Task<'_>),
     (leave, files_ready): (&impl Leave, &FilesReady<'_>),
 ) -> Result<Review, GenerateError> {
-    // Compiled once for every preset.
-    let validator = ValuesSchema::for_many_checks(schema);
+    // Compiled once for every preset; each preset's parts equal to the defaults' are
+    // not checked again once the defaults have passed.
+    let validator = ValuesSchema::for_many_checks_beside(schema, defaults);
     let names = plan_names_of(presets);
     let (exprs, spec_findings) = (capacity_exprs(spec), spec_rule_findings(spec));
     let shared = PresetInputs {

@@ -712,12 +712,14 @@ mod tests {
     /// The schema walk, and the schema compiled for many checks, give `jsonschema`'s
     /// verdict on every example's whole schema and on each plan's own, for a plan's
     /// values changed in one to three places: a value replaced (by one above or by
-    /// another place's), a key removed or added.
+    /// another place's), a key removed or added. So does the compiled schema checking
+    /// only what differs from the plan's values, when they pass.
     #[test]
     fn the_schema_walk_decides_as_jsonschema_on_changed_values() {
         use proptest::prelude::*;
         use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
         let checked = std::cell::Cell::new((0, 0));
+        let beside = std::cell::Cell::new(0);
         for example_name in EXAMPLES {
             let spec = example(example_name);
             let whole = Contract::of(&spec);
@@ -759,7 +761,8 @@ mod tests {
                         prop::collection::vec(change, 1..4),
                     ),
                     |(base, changes)| {
-                        let mut values = base.get(&bases).clone();
+                        let base = base.get(&bases);
+                        let mut values = base.clone();
                         for (kind, at, what) in changes {
                             let mut places = Vec::new();
                             pointers(&values, String::new(), &mut places);
@@ -788,6 +791,14 @@ mod tests {
                             let verdict = validator.is_valid(&values);
                             prop_assert_eq!(schema_verdict(schema, &values), Some(verdict));
                             prop_assert_eq!(program.verdict(&values), Some(verdict));
+                            // Beside the plan's values, when they pass.
+                            if program.verdict(base) == Some(true) {
+                                prop_assert_eq!(
+                                    program.verdict_beside(&values, base),
+                                    Some(verdict)
+                                );
+                                beside.set(beside.get() + 1);
+                            }
                             let (yes, no) = checked.get();
                             checked.set(if verdict {
                                 (yes + 1, no)
@@ -806,5 +817,6 @@ mod tests {
             accepted > 100 && refused > 100,
             "{accepted} accepted, {refused} refused"
         );
+        assert!(beside.get() > 200, "{} checked beside", beside.get());
     }
 }

@@ -538,6 +538,9 @@ pub struct ValuesSchema<'s> {
     /// Compiled on the first check, when made for many.
     program: Option<std::sync::OnceLock<schema_program::SchemaProgram<'s>>>,
     validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
+    /// Values most checks differ from in a few parts (`generate`'s defaults, under
+    /// every preset), and whether they passed, once they have been checked.
+    base: Option<(&'s Value, std::sync::OnceLock<bool>)>,
 }
 
 impl<'s> ValuesSchema<'s> {
@@ -548,6 +551,7 @@ impl<'s> ValuesSchema<'s> {
             schema,
             program: None,
             validator: std::sync::OnceLock::new(),
+            base: None,
         }
     }
 
@@ -561,13 +565,35 @@ impl<'s> ValuesSchema<'s> {
         }
     }
 
+    /// [`ValuesSchema::for_many_checks`] of values most of which differ from `base` in
+    /// a few parts (`generate`'s presets, over the defaults). Once `base` itself has
+    /// been checked and passed, a check of other values skips their parts equal to
+    /// `base`'s at the same place wherever every schema must pass
+    /// ([`schema_program::SchemaProgram::verdict_beside`]); a check before that checks
+    /// them whole. The verdicts are the same either way.
+    pub fn for_many_checks_beside(schema: &'s Value, base: &'s Value) -> Self {
+        ValuesSchema {
+            base: Some((base, std::sync::OnceLock::new())),
+            ..ValuesSchema::for_many_checks(schema)
+        }
+    }
+
     /// Whether `values` pass, when the walk or the program can decide.
     fn verdict(&self, values: &Value) -> Option<bool> {
-        match &self.program {
-            Some(program) => program
-                .get_or_init(|| schema_program::SchemaProgram::compile(self.schema))
-                .verdict(values),
-            None => schema_verdict::schema_verdict(self.schema, values),
+        let Some(program) = &self.program else {
+            return schema_verdict::schema_verdict(self.schema, values);
+        };
+        let program = program.get_or_init(|| schema_program::SchemaProgram::compile(self.schema));
+        match &self.base {
+            Some((base, passed)) if std::ptr::eq(values, *base) => {
+                let verdict = program.verdict(values);
+                let _ = passed.set(verdict == Some(true));
+                verdict
+            }
+            Some((base, passed)) if passed.get() == Some(&true) => {
+                program.verdict_beside(values, base)
+            }
+            _ => program.verdict(values),
         }
     }
 
@@ -739,6 +765,57 @@ pub fn integral_numbers(v: &Value) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Checked beside base values, a check is taken beside them only once they have
+    /// been checked and passed, and its answer and violations are those of a check
+    /// of the whole values.
+    #[test]
+    fn checks_beside_base_values_start_once_they_have_passed() {
+        let schema = json!({
+            "properties": {
+                "a": {"properties": {"x": {"type": "integer"}}},
+                "b": {"type": "integer"}
+            }
+        });
+        let violations = |result: Result<(), ValuesError>| match result {
+            Ok(()) => Vec::new(),
+            Err(ValuesError::Schema { violations, .. }) => {
+                violations.into_iter().map(|v| v.path).collect()
+            }
+            Err(other) => panic!("{other}"),
+        };
+        let changed = [
+            json!({"a": {"x": "s"}, "b": 1}),
+            json!({"a": {"x": 1}, "b": "s"}),
+        ];
+        // Base values that pass: recorded when checked, and then each check is
+        // taken beside them; before, whole.
+        let passing = json!({"a": {"x": 1}, "b": 1});
+        let beside = ValuesSchema::for_many_checks_beside(&schema, &passing);
+        let whole = ValuesSchema::for_many_checks(&schema);
+        assert_eq!(violations(beside.check(&changed[1], "v")), ["b"]);
+        assert_eq!(beside.base.as_ref().unwrap().1.get(), None);
+        assert!(beside.check(&passing, "base").is_ok());
+        assert_eq!(beside.base.as_ref().unwrap().1.get(), Some(&true));
+        for values in &changed {
+            assert_eq!(
+                violations(beside.check(values, "v")),
+                violations(whole.check(values, "v"))
+            );
+        }
+        // Base values that fail are recorded as such, and nothing is skipped: the
+        // same part of other values still fails.
+        let failing = json!({"a": {"x": "s"}});
+        let beside = ValuesSchema::for_many_checks_beside(&schema, &failing);
+        assert_eq!(violations(beside.check(&failing, "base")), ["a.x"]);
+        assert_eq!(beside.base.as_ref().unwrap().1.get(), Some(&false));
+        assert_eq!(violations(beside.check(&changed[0], "v")), ["a.x"]);
+        // Values equal to the base but elsewhere in memory are checked, not taken
+        // for the base.
+        let beside = ValuesSchema::for_many_checks_beside(&schema, &failing);
+        assert_eq!(violations(beside.check(&failing.clone(), "copy")), ["a.x"]);
+        assert_eq!(beside.base.as_ref().unwrap().1.get(), None);
+    }
 
     /// An object's entries are its own; any other value has none.
     #[test]

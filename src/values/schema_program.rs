@@ -71,7 +71,9 @@ enum Keyword<'s> {
     },
     PropertyNames(usize),
     Items(usize),
-    AllOf(Vec<usize>),
+    /// The schemas in their order, and, when two or more of them only name
+    /// properties, the same schemas merged by property ([`Merged`]).
+    AllOf(Vec<usize>, Option<Box<Merged<'s>>>),
     AnyOf(Vec<usize>),
     OneOf(Vec<usize>),
     Not(usize),
@@ -80,6 +82,99 @@ enum Keyword<'s> {
         then: Option<usize>,
         otherwise: Option<usize>,
     },
+}
+
+/// The schemas of an `allOf` merged by the properties they name: a schema whose only
+/// constraining keyword is `properties` (an object) is not kept itself but entered as
+/// each of its properties' schemas, one level down under the property's name;
+/// properties named by several schemas are looked up once. At 400 workloads the root
+/// `allOf` holds 3,808 rules, most of them `properties: {workloads: {properties:
+/// {<workload>: ...}}}`: each looked `workloads` up in the root and its workload up in
+/// 400 names. Merged, each workload is looked up once for all of its rules.
+///
+/// The merge decides only that every schema passes ([`SchemaProgram::all_pass`]): that
+/// answer does not depend on their order. Any other answer (a schema that refuses or
+/// cannot decide) is found again by the schemas in their order, whose first such answer
+/// is the `allOf`'s.
+#[derive(Default)]
+struct Merged<'s> {
+    /// The schemas checked against the value here, one level down for each property
+    /// name above.
+    here: Vec<usize>,
+    /// The value's properties with schemas of their own, by name (sorted).
+    properties: Vec<(&'s str, Merged<'s>)>,
+    /// The most property levels below the `allOf` of a schema entered by its
+    /// properties (0 for one entered at the `allOf`'s value): each such schema counts
+    /// towards the depth limit where it is entered.
+    entered: usize,
+}
+
+impl<'s> Merged<'s> {
+    /// The schemas `subs` merged, when at least two of them are entered by their
+    /// properties (otherwise there is nothing to share).
+    fn of(nodes: &[Node<'s>], subs: &[usize]) -> Option<Box<Merged<'s>>> {
+        let only_properties = subs
+            .iter()
+            .filter(|&&sub| only_properties(&nodes[sub]).is_some())
+            .count();
+        if only_properties < 2 {
+            return None;
+        }
+        let mut grouped = Grouped::default();
+        for &sub in subs {
+            grouped.enter(nodes, sub, 0);
+        }
+        Some(Box::new(grouped.merged()))
+    }
+}
+
+/// [`Merged`] while it is built: properties by name.
+#[derive(Default)]
+struct Grouped<'s> {
+    here: Vec<usize>,
+    properties: std::collections::BTreeMap<&'s str, Grouped<'s>>,
+    entered: usize,
+}
+
+impl<'s> Grouped<'s> {
+    /// Enters schema `node`, `level` properties below the `allOf`.
+    fn enter(&mut self, nodes: &[Node<'s>], node: usize, level: usize) {
+        match only_properties(&nodes[node]) {
+            Some(properties) => {
+                self.entered = self.entered.max(level);
+                for &(name, sub) in properties {
+                    let below = self.properties.entry(name).or_default();
+                    below.enter(nodes, sub, level + 1);
+                    self.entered = self.entered.max(below.entered);
+                }
+            }
+            None => self.here.push(node),
+        }
+    }
+
+    fn merged(self) -> Merged<'s> {
+        Merged {
+            here: self.here,
+            properties: self
+                .properties
+                .into_iter()
+                .map(|(name, below)| (name, below.merged()))
+                .collect(),
+            entered: self.entered,
+        }
+    }
+}
+
+/// The properties of a schema whose only constraining keyword is `properties`, an
+/// object.
+fn only_properties<'n, 's>(node: &'n Node<'s>) -> Option<&'n [(&'s str, usize)]> {
+    match node {
+        Node::Keywords(keywords) => match keywords.as_slice() {
+            [Keyword::Properties(Some(properties))] => Some(properties),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A pattern, compiled on first use.
@@ -118,11 +213,28 @@ impl<'s> SchemaProgram<'s> {
     /// Whether `values` pass: what [`schema_verdict`](super::schema_verdict::schema_verdict)
     /// answers for the schema compiled.
     pub fn verdict(&self, values: &Value) -> Option<bool> {
-        self.valid(self.root, values, 1)
+        self.valid(self.root, values, 1, None)
     }
 
-    /// The verdict of node `node` on `value`, `depth` schemas deep.
-    fn valid(&self, node: usize, value: &Value, depth: usize) -> Option<bool> {
+    /// The verdict on `values` when `passed` is known to pass (its [`verdict`] is
+    /// `Some(true)`): the same answer as [`verdict`], without checking again the parts
+    /// of `values` equal to `passed`'s at the same place ([`Same`]).
+    ///
+    /// [`verdict`]: SchemaProgram::verdict
+    pub fn verdict_beside(&self, values: &Value, passed: &Value) -> Option<bool> {
+        let mut same = Same::default();
+        if same.mark(values, passed) {
+            return Some(true);
+        }
+        self.valid(self.root, values, 1, Some(&same))
+    }
+
+    /// The verdict of node `node` on `value`, `depth` schemas deep. `same`, when
+    /// given, holds the parts of the values equal to a passing value's at the same
+    /// place; it is given only where every schema must pass for the root to pass (not
+    /// under `anyOf`, `oneOf`, `not` or `if`), so that the same schemas checked the same
+    /// part of the passing value there, and passed.
+    fn valid(&self, node: usize, value: &Value, depth: usize, same: Option<&Same>) -> Option<bool> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -130,7 +242,7 @@ impl<'s> SchemaProgram<'s> {
         let keywords = match &self.nodes[node] {
             Node::Bool(b) => return Some(*b),
             Node::NotASchema => return None,
-            Node::Ref(target) => return self.valid((*target)?, value, depth),
+            Node::Ref(target) => return self.valid((*target)?, value, depth, same),
             Node::Keywords(keywords) => keywords,
         };
         for keyword in keywords {
@@ -165,7 +277,7 @@ impl<'s> SchemaProgram<'s> {
                     Value::Object(object) => {
                         let properties = properties.as_ref()?;
                         every(properties_of(properties, object), |(sub, v)| match v {
-                            Some(v) => self.valid(sub, v, depth),
+                            Some(v) => self.valid_below(sub, v, depth, same),
                             None => Some(true),
                         })?
                     }
@@ -181,45 +293,57 @@ impl<'s> SchemaProgram<'s> {
                             return None;
                         }
                         match named {
-                            None => every(object.values(), |v| self.valid(*schema, v, depth))?,
-                            Some(named) => {
-                                every(undeclared(object, named), |v| self.valid(*schema, v, depth))?
-                            }
+                            None => every(object.values(), |v| {
+                                self.valid_below(*schema, v, depth, same)
+                            })?,
+                            Some(named) => every(undeclared(object, named), |v| {
+                                self.valid_below(*schema, v, depth, same)
+                            })?,
                         }
                     }
                     _ => true,
                 },
                 Keyword::PropertyNames(schema) => match value {
                     Value::Object(object) => every(object.keys(), |name| {
-                        self.valid(*schema, &Value::String(name.clone()), depth)
+                        self.valid(*schema, &Value::String(name.clone()), depth, None)
                     })?,
                     _ => true,
                 },
                 Keyword::Items(schema) => match value {
-                    Value::Array(items) => every(items, |item| self.valid(*schema, item, depth))?,
+                    Value::Array(items) => {
+                        every(items, |item| self.valid_below(*schema, item, depth, same))?
+                    }
                     _ => true,
                 },
-                Keyword::AllOf(subs) => every(subs, |sub| self.valid(*sub, value, depth))?,
-                Keyword::AnyOf(subs) => !every(subs, |sub| Some(!self.valid(*sub, value, depth)?))?,
+                Keyword::AllOf(subs, merged) => {
+                    let all_pass = merged.as_deref().is_some_and(|merged| {
+                        depth + merged.entered <= MAX_DEPTH
+                            && self.all_pass(merged, value, depth, same)
+                    });
+                    all_pass || every(subs, |sub| self.valid(*sub, value, depth, same))?
+                }
+                Keyword::AnyOf(subs) => {
+                    !every(subs, |sub| Some(!self.valid(*sub, value, depth, None)?))?
+                }
                 Keyword::OneOf(subs) => {
                     let mut count = 0;
                     for sub in subs {
-                        count += usize::from(self.valid(*sub, value, depth)?);
+                        count += usize::from(self.valid(*sub, value, depth, None)?);
                     }
                     count == 1
                 }
-                Keyword::Not(sub) => !self.valid(*sub, value, depth)?,
+                Keyword::Not(sub) => !self.valid(*sub, value, depth, None)?,
                 Keyword::If {
                     condition,
                     then,
                     otherwise,
                 } => {
-                    let branch = match self.valid(*condition, value, depth)? {
+                    let branch = match self.valid(*condition, value, depth, None)? {
                         true => then,
                         false => otherwise,
                     };
                     match branch {
-                        Some(sub) => self.valid(*sub, value, depth)?,
+                        Some(sub) => self.valid(*sub, value, depth, None)?,
                         None => true,
                     }
                 }
@@ -229,6 +353,162 @@ impl<'s> SchemaProgram<'s> {
             }
         }
         Some(true)
+    }
+
+    /// [`SchemaProgram::valid`] of a schema on a part `value` of the value it was
+    /// checking: `Some(true)` without checking when `same` holds that part.
+    fn valid_below(
+        &self,
+        node: usize,
+        value: &Value,
+        depth: usize,
+        same: Option<&Same>,
+    ) -> Option<bool> {
+        if same.is_some_and(|same| same.holds(value)) {
+            return Some(true);
+        }
+        self.valid(node, value, depth, same)
+    }
+}
+
+impl SchemaProgram<'_> {
+    /// Whether every schema of `merged` passes on `value` (`Some(true)`), each checked
+    /// at `depth` plus its property levels. False when one refuses or cannot decide.
+    fn all_pass(
+        &self,
+        merged: &Merged<'_>,
+        value: &Value,
+        depth: usize,
+        same: Option<&Same>,
+    ) -> bool {
+        if !merged
+            .here
+            .iter()
+            .all(|&node| self.valid(node, value, depth, same) == Some(true))
+        {
+            return false;
+        }
+        let Value::Object(object) = value else {
+            // Schemas of only `properties` pass anything but an object.
+            return true;
+        };
+        let search = searched(merged.properties.len(), object.len());
+        let mut rest = object.iter().peekable();
+        merged.properties.iter().all(|(name, below)| {
+            let found = if search {
+                object.get(*name)
+            } else {
+                while rest.next_if(|(k, _)| k.as_str() < *name).is_some() {}
+                rest.next_if(|(k, _)| k.as_str() == *name).map(|(_, v)| v)
+            };
+            found.is_none_or(|v| {
+                same.is_some_and(|same| same.holds(v)) || self.all_pass(below, v, depth + 1, same)
+            })
+        })
+    }
+}
+
+/// The parts of some values equal to a passing value's at the same place (the same
+/// keys and indexes from the root): each object or array found equal, by address, but
+/// not the parts of one already held. A schema that must pass for the root to pass
+/// checks a part at one place, and its verdict depends on nothing else, so on a part
+/// held here it passes, as it did on the passing value's.
+#[derive(Default)]
+struct Same {
+    parts: std::collections::HashSet<usize, std::hash::BuildHasherDefault<AddressHasher>>,
+    /// While [`Same::mark`] walks: the parts found equal whose parents are still
+    /// being compared (held only if their parent is not equal).
+    pending: Vec<usize>,
+}
+
+impl Same {
+    /// Whether `part` is one of the parts held.
+    fn holds(&self, part: &Value) -> bool {
+        !self.parts.is_empty() && self.parts.contains(&(part as *const Value as usize))
+    }
+
+    /// Whether `values` equals `passed`; if not, holds each of its parts (objects and
+    /// arrays) that equals `passed`'s at the same place, the largest ones.
+    fn mark(&mut self, values: &Value, passed: &Value) -> bool {
+        let start = self.pending.len();
+        let equal = match (values, passed) {
+            (Value::Object(object), Value::Object(other)) if object.len() == other.len() => {
+                // The same keys, most often: compared pairwise.
+                let mut equal = true;
+                for ((key, part), (other_key, twin)) in object.iter().zip(other) {
+                    if key != other_key {
+                        equal = false;
+                        self.pending.truncate(start);
+                        self.mark_entries(object, other);
+                        break;
+                    }
+                    equal &= self.mark_part(part, twin);
+                }
+                equal
+            }
+            (Value::Object(object), Value::Object(other)) => {
+                self.mark_entries(object, other);
+                false
+            }
+            (Value::Array(items), Value::Array(other)) => {
+                let mut equal = items.len() == other.len();
+                for (item, twin) in items.iter().zip(other) {
+                    equal &= self.mark_part(item, twin);
+                }
+                equal
+            }
+            _ => values == passed,
+        };
+        if equal {
+            self.pending.truncate(start);
+        } else {
+            self.parts.extend(self.pending.drain(start..));
+        }
+        equal
+    }
+
+    /// [`Same::mark`] of each entry of `object` whose key `other` has too.
+    fn mark_entries(&mut self, object: &Map<String, Value>, other: &Map<String, Value>) {
+        let mut rest = other.iter().peekable();
+        for (key, part) in object {
+            while rest.next_if(|(k, _)| *k < key).is_some() {}
+            if let Some((_, twin)) = rest.next_if(|(k, _)| *k == key) {
+                self.mark_part(part, twin);
+            }
+        }
+    }
+
+    /// [`Same::mark`] of a part, which, when equal, waits in `pending` for its
+    /// parent's answer (scalars are not held: no schema is skipped for one).
+    fn mark_part(&mut self, part: &Value, twin: &Value) -> bool {
+        let equal = self.mark(part, twin);
+        if equal && (part.is_object() || part.is_array()) {
+            self.pending.push(part as *const Value as usize);
+        }
+        equal
+    }
+}
+
+/// Hashes an address for [`Same`]: one multiplication (addresses are distinct, and
+/// their low bits are alike).
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(26);
     }
 }
 
@@ -407,9 +687,12 @@ impl<'s> Compiler<'s> {
                 },
                 "allOf" | "anyOf" | "oneOf" => match argument.as_array() {
                     Some(subs) => {
-                        let subs = subs.iter().map(|sub| self.node(sub)).collect();
+                        let subs: Vec<usize> = subs.iter().map(|sub| self.node(sub)).collect();
                         match keyword.as_str() {
-                            "allOf" => Keyword::AllOf(subs),
+                            "allOf" => {
+                                let merged = Merged::of(&self.program.nodes, &subs);
+                                Keyword::AllOf(subs, merged)
+                            }
                             "anyOf" => Keyword::AnyOf(subs),
                             _ => Keyword::OneOf(subs),
                         }
@@ -774,6 +1057,215 @@ mod tests {
                 answers.get(&answer).copied().unwrap_or(0) > 200,
                 "{answer:?} too rare: {answers:?}"
             );
+        }
+    }
+
+    /// Every place in `value`, as JSON pointers, the root (`""`) first.
+    fn places(value: &Value, at: String, out: &mut Vec<String>) {
+        out.push(at.clone());
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map {
+                    places(v, format!("{at}/{key}"), out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    places(v, format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Random schemas on values that differ from a passing value in one place (each
+    /// place, replaced by each of a few random values): checked beside the passing
+    /// value, the program answers what the walk answers, each answer often.
+    #[test]
+    fn random_values_beside_a_passing_one_decide_as_the_walk() {
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        let config = Config {
+            cases: 768,
+            failure_persistence: None,
+            ..Config::default()
+        };
+        let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut runner = TestRunner::new_with_rng(config, rng);
+        let answers = std::cell::RefCell::new(std::collections::BTreeMap::new());
+        let strategy = (
+            schema_strategy(),
+            schema_strategy(),
+            value_strategy(),
+            prop::collection::vec(value_strategy(), 3..7),
+        );
+        runner
+            .run(&strategy, |(body, d0, values, replacements)| {
+                let mut schema = match body {
+                    Value::Object(m) => m,
+                    other => [("allOf".to_string(), json!([other]))]
+                        .into_iter()
+                        .collect(),
+                };
+                schema.insert("definitions".into(), json!({"d0": d0, "d1": {}}));
+                let schema = Value::Object(schema);
+                let program = SchemaProgram::compile(&schema);
+                // A passing value: the one drawn, or (most schemas refuse something)
+                // an empty object or null.
+                let Some(passed) = [values, json!({}), json!(null)]
+                    .into_iter()
+                    .find(|v| program.verdict(v) == Some(true))
+                else {
+                    return Ok(());
+                };
+                let mut at = Vec::new();
+                places(&passed, String::new(), &mut at);
+                for place in &at {
+                    for new in &replacements {
+                        let mut changed = passed.clone();
+                        *changed.pointer_mut(place).unwrap() = new.clone();
+                        let walked = schema_verdict(&schema, &changed);
+                        prop_assert_eq!(
+                            program.verdict_beside(&changed, &passed),
+                            walked,
+                            "{} beside {} against {}",
+                            changed,
+                            passed,
+                            schema
+                        );
+                        *answers.borrow_mut().entry(walked).or_insert(0) += 1;
+                    }
+                }
+                prop_assert_eq!(program.verdict_beside(&passed, &passed), Some(true));
+                Ok(())
+            })
+            .unwrap();
+        let answers = answers.into_inner();
+        for answer in [Some(true), Some(false), None] {
+            assert!(
+                answers.get(&answer).copied().unwrap_or(0) > 100,
+                "{answer:?} too rare: {answers:?}"
+            );
+        }
+    }
+
+    /// The parts equal to the passing value's, at the same place, are not checked
+    /// again where every schema must pass (shown here with a value that does not in
+    /// fact pass, which a caller never gives), and are checked again under `anyOf`,
+    /// `oneOf`, `not` and `if`, where a schema may have failed on the passing value.
+    #[test]
+    fn equal_parts_are_skipped_only_where_every_schema_must_pass() {
+        let integer = json!({"properties": {"x": {"type": "integer"}}});
+        let failing = json!({"a": {"x": "s"}, "l": [{"x": "s"}]});
+        let changed = json!({"a": {"x": "s"}, "l": [{"x": "s"}], "b": 1});
+        for (schema, skipped) in [
+            (json!({"properties": {"a": integer}}), true),
+            (json!({"additionalProperties": integer}), true),
+            (json!({"properties": {"l": {"items": integer}}}), true),
+            (json!({"allOf": [{"properties": {"a": integer}}]}), true),
+            (
+                json!({"allOf": [{"properties": {"a": integer}}, {"properties": {"b": true}}]}),
+                true,
+            ),
+            (
+                json!({"definitions": {"d": {"properties": {"a": integer}}}, "$ref": "#/definitions/d"}),
+                true,
+            ),
+            (json!({"anyOf": [{"properties": {"a": integer}}]}), false),
+            (json!({"oneOf": [{"properties": {"a": integer}}]}), false),
+            (
+                json!({"not": {"not": {"properties": {"a": integer}}}}),
+                false,
+            ),
+            (
+                json!({"if": {"properties": {"a": integer}}, "else": false}),
+                false,
+            ),
+            (
+                json!({"if": true, "then": {"properties": {"a": integer}}}),
+                false,
+            ),
+            (
+                json!({"if": false, "else": {"properties": {"a": integer}}}),
+                false,
+            ),
+        ] {
+            let program = SchemaProgram::compile(&schema);
+            assert_eq!(program.verdict(&changed), Some(false), "{schema}");
+            let beside = program.verdict_beside(&changed, &failing);
+            assert_eq!(beside, Some(skipped), "{schema}");
+        }
+        // Equal values are not checked at all; a part equal in content but at another
+        // place is checked.
+        let schema = json!({"properties": {"a": integer, "c": integer}});
+        let program = SchemaProgram::compile(&schema);
+        assert_eq!(program.verdict_beside(&failing, &failing), Some(true));
+        let moved = json!({"a": {"x": 1}, "c": {"x": "s"}});
+        assert_eq!(program.verdict_beside(&moved, &failing), Some(false));
+    }
+
+    /// Equal parts are found by content, at the same keys and indexes: an added or
+    /// missing key, a longer or shorter array, or a number written otherwise make a
+    /// part differ.
+    #[test]
+    fn parts_are_equal_by_content_at_the_same_place() {
+        let passed = json!({"a": {"x": 1, "y": [1, 2]}, "b": [{"x": 1}, {"y": 2}], "c": 1});
+        let mut same = Same::default();
+        assert!(same.mark(&passed.clone(), &passed));
+        for (values, equal_parts) in [
+            (
+                json!({"a": {"x": 1, "y": [1, 2]}, "b": [{"x": 1}, {"y": 2}], "c": 2}),
+                vec!["/a", "/b"],
+            ),
+            (
+                json!({"a": {"x": 1, "y": [1, 2], "z": 0}, "b": [{"x": 1}, {"y": 2}]}),
+                vec!["/a/y", "/b"],
+            ),
+            (
+                json!({"a": {"x": 1}, "b": [{"x": 1}, {"y": 2}, 3], "c": 1}),
+                vec!["/b/0", "/b/1"],
+            ),
+            (
+                json!({"a": {"x": 1.0, "y": [1]}, "b": [{"x": 1}], "c": 1}),
+                vec!["/b/0"],
+            ),
+            (
+                json!({"b": {"x": 1, "y": [1, 2]}, "a": [{"x": 1}, {"y": 2}]}),
+                vec![],
+            ),
+        ] {
+            let mut same = Same::default();
+            assert!(!same.mark(&values, &passed), "{values}");
+            let mut at = Vec::new();
+            places(&values, String::new(), &mut at);
+            let held: Vec<&str> = at
+                .iter()
+                .filter(|p| same.holds(values.pointer(p).unwrap()))
+                .map(String::as_str)
+                .collect();
+            assert_eq!(held, equal_parts, "{values}");
+        }
+    }
+
+    /// An `allOf` of schemas of only `properties`, merged, nested to the depth limit
+    /// and past it, decides (or fails to) as the walk does.
+    #[test]
+    fn merged_properties_meet_the_depth_limit_as_the_walk() {
+        let chain = |levels: usize, leaf: Value| {
+            (0..levels).fold(leaf, |inner, _| json!({"properties": {"a": inner}}))
+        };
+        let nested = |levels: usize| (0..levels).fold(json!(1), |inner, _| json!({"a": inner}));
+        for levels in [
+            MAX_DEPTH - 3,
+            MAX_DEPTH - 2,
+            MAX_DEPTH - 1,
+            MAX_DEPTH,
+            MAX_DEPTH + 1,
+        ] {
+            for leaf in [json!({"type": "integer"}), json!({"type": "string"})] {
+                let schema = json!({"allOf": [chain(levels, leaf.clone()), chain(2, json!(true))]});
+                let values = [nested(levels), nested(levels - 1), nested(3), json!(1)];
+                same_as_the_walk(&schema, &values);
+            }
         }
     }
 }
