@@ -12,7 +12,7 @@ use crate::backends::native::{render_manifests_of, Release};
 use crate::capacity::breakdown::{budget_uses, BudgetUse};
 use crate::capacity::svg::{capacity_svg, figure_title};
 use crate::capacity::{capacity_exprs, format_table, Capacity};
-use crate::contract::schema::{plan_names_of, plan_values_of, values_schema_with};
+use crate::contract::schema::{plan_names_of, plan_values_noting_copies, values_schema_with};
 use crate::contract::Contract;
 use crate::expr::EvalError;
 use crate::guards::capacity::capacity_findings_over;
@@ -380,7 +380,7 @@ pub fn generate_review_leaving(
 
 /// Checks and renders the defaults and every preset: their findings, their records,
 /// and the files `rendered/<preset>.yaml` and `capacity/<preset>.*`. Each review
-/// resolves its plan's whole values ([`plan_values_of`]) and drops them when it ends,
+/// resolves its plan's whole values ([`plan_values_noting_copies`]) and drops them when it ends,
 /// so that the next review on its core reuses their memory. The tasks `first` are run
 /// ahead of the presets on the same threads, and `then` after the defaults'. Each
 /// review's files go to `files_ready` when it ends; the compiled schema and the other
@@ -417,7 +417,9 @@ fn review_presets(
         first,
         &names,
         |label| {
-            let review = review_preset(&shared, label, &plan_values_of(defaults, presets, label));
+            let (values, copies) = plan_values_noting_copies(defaults, presets, label);
+            let copies = crate::values::parts_at(&values, &copies);
+            let review = review_preset(&shared, label, &values, &copies);
             if let Ok(PresetReview { files, .. }) = &review {
                 if !files.is_empty() {
                     files_ready(&entries(files.iter().map(|(path, text)| (path, text))));
@@ -483,6 +485,7 @@ fn review_preset(
     inputs: &PresetInputs<'_, '_>,
     label: &str,
     values: &serde_json::Value,
+    copies: &[&serde_json::Value],
 ) -> Result<PresetReview, GenerateError> {
     let spec = inputs.spec;
     // One capacity formula and report per preset, for the guards and the figures: the
@@ -500,8 +503,9 @@ fn review_preset(
         inputs.spec_findings,
     );
     let mut preset_findings = Vec::new();
-    let schema_ok = if let Err(ValuesError::Schema { violations, .. }) =
-        inputs.validator.check(values, &format!("preset `{label}`"))
+    let schema_ok = if let Err(ValuesError::Schema { violations, .. }) = inputs
+        .validator
+        .check_with_copies(values, &format!("preset `{label}`"), copies)
     {
         // The schema's own findings, unless a guard explains the same rule better. A
         // preset's plan bounds come from its own values, so when a guard refuses the

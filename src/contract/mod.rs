@@ -503,6 +503,68 @@ mod tests {
         }
     }
 
+    /// A plan's values noting the defaults' copies are the plan's values; each copy
+    /// is an object or an array equal to the defaults' at the same place, and the
+    /// schema's verdict on the values, knowing the copies, is its verdict on them
+    /// whole: for the examples and every spec fixture that generates.
+    #[test]
+    fn the_copies_of_the_defaults_in_a_plans_values_are_equal_to_them() {
+        let fixtures = std::fs::read_dir(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/spec/ok"
+        ))
+        .unwrap()
+        .map(|e| e.unwrap().path());
+        let examples = EXAMPLES.iter().map(|e| {
+            std::path::PathBuf::from(format!(
+                "{}/examples/{e}/shipshape.yaml",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+        });
+        let (mut plans_checked, mut copies_checked) = (0, 0);
+        for path in examples.chain(fixtures) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let spec = crate::spec::load_spec(&text, &path.display().to_string()).unwrap();
+            let defaults = crate::values::default_values(&spec);
+            let mut contract = Contract::over(&spec, &defaults);
+            let schema = schema::values_schema_with(
+                &spec,
+                contract.take_rule_schemas(),
+                contract.pods,
+                &defaults,
+            );
+            let program = crate::values::schema_program::SchemaProgram::compile(&schema);
+            if program.verdict(&defaults) != Some(true) {
+                continue;
+            }
+            for plan in schema::plan_names_of(&contract.presets) {
+                let of = schema::plan_values_of(&defaults, &contract.presets, &plan);
+                let (values, copies) =
+                    schema::plan_values_noting_copies(&defaults, &contract.presets, &plan);
+                assert_eq!(values, of, "{}: {plan}", path.display());
+                let parts = crate::values::parts_at(&values, &copies);
+                assert_eq!(parts.len(), copies.len(), "{}: {plan}", path.display());
+                for (place, part) in copies.iter().zip(&parts) {
+                    let twin = place.iter().try_fold(&defaults, |v, k| v.get(*k));
+                    assert_eq!(Some(*part), twin, "{}: {plan} {place:?}", path.display());
+                    assert!(part.is_object() || part.is_array());
+                }
+                assert_eq!(
+                    program.verdict_with_copies(&values, &parts),
+                    program.verdict(&values),
+                    "{}: {plan}",
+                    path.display()
+                );
+                plans_checked += 1;
+                copies_checked += parts.len();
+            }
+        }
+        assert!(
+            plans_checked >= 20 && copies_checked > 200,
+            "{plans_checked} plans, {copies_checked} copies"
+        );
+    }
+
     /// Every plan's contract and pod bounds over the projection of the defaults on the
     /// paths they read ([`plans::read_paths`]) are those over the whole defaults, for
     /// the examples and every spec fixture that generates.

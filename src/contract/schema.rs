@@ -409,6 +409,29 @@ pub fn plan_values_of<'v>(
     ))
 }
 
+/// [`plan_values_of`], and the places (keys from the root) where a preset's values
+/// hold a copy of the defaults' own object or array
+/// ([`crate::values::resolve_values_noting_copies`]); none for the defaults
+/// themselves.
+pub fn plan_values_noting_copies<'v>(
+    defaults: &'v Value,
+    presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
+    plan: &str,
+) -> (std::borrow::Cow<'v, Value>, Vec<Vec<&'v str>>) {
+    let preset = presets.get(plan);
+    match preset {
+        Some(preset) if plan != crate::values::presets::DEFAULT_PRESET => {
+            let (values, copies) = crate::values::resolve_values_noting_copies(
+                crate::values::entries_of(defaults),
+                Some(&preset.values),
+                &[],
+            );
+            (std::borrow::Cow::Owned(values), copies)
+        }
+        _ => (plan_values_of(defaults, presets, plan), Vec::new()),
+    }
+}
+
 /// A guard that draft-07 can say too, so Helm itself refuses `--set` values that
 /// break it. Helm's messages do not print the `description`; the chart README lists
 /// each rule.

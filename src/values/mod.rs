@@ -503,6 +503,31 @@ pub fn resolve_values_over(
     preset: Option<&Map<String, Value>>,
     sources: &[ValuesSource],
 ) -> Value {
+    let mut user = user_values(preset, sources);
+    coalesce_with_defaults(&mut user, defaults);
+    Value::Object(user)
+}
+
+/// [`resolve_values_over`], and the places where its values hold a copy of the
+/// defaults' own part ([`copied_defaults`]), as keys from the root.
+pub fn resolve_values_noting_copies<'d>(
+    defaults: &'d Map<String, Value>,
+    preset: Option<&Map<String, Value>>,
+    sources: &[ValuesSource],
+) -> (Value, Vec<Vec<&'d str>>) {
+    let mut user = user_values(preset, sources);
+    let mut copies = Vec::new();
+    copied_defaults(&user, defaults, &mut Vec::new(), &mut copies);
+    coalesce_with_defaults(&mut user, defaults);
+    (Value::Object(user), copies)
+}
+
+/// The preset overlay (if any), then the user sources in order, merged: what
+/// [`coalesce_with_defaults`] takes as the user's values.
+fn user_values(
+    preset: Option<&Map<String, Value>>,
+    sources: &[ValuesSource],
+) -> Map<String, Value> {
     let mut user = Map::new();
     if let Some(preset) = preset {
         if let Value::Object(p) = numbers_as_floats(Value::Object(preset.clone())) {
@@ -515,8 +540,46 @@ pub fn resolve_values_over(
             ValuesSource::Set(values) => merge_user_values(&mut user, values.clone()),
         }
     }
-    coalesce_with_defaults(&mut user, defaults);
-    Value::Object(user)
+    user
+}
+
+/// The places (after `at`) where [`coalesce_with_defaults`] of `user` over `defaults`
+/// copies an object or an array of the defaults whole: each key the defaults have
+/// and `user` lacks, below the maps both have. Read from `user` before it is
+/// coalesced, following the coalesce step by step.
+fn copied_defaults<'d>(
+    user: &Map<String, Value>,
+    defaults: &'d Map<String, Value>,
+    at: &mut Vec<&'d str>,
+    copies: &mut Vec<Vec<&'d str>>,
+) {
+    for (key, default) in defaults {
+        match user.get(key) {
+            Some(Value::Object(dst)) => {
+                if let Value::Object(src) = default {
+                    at.push(key);
+                    copied_defaults(dst, src, at, copies);
+                    at.pop();
+                }
+            }
+            // Deleted (`null`) or replaced.
+            Some(_) => {}
+            None if default.is_object() || default.is_array() => {
+                let mut place = at.clone();
+                place.push(key);
+                copies.push(place);
+            }
+            None => {}
+        }
+    }
+}
+
+/// The parts of `values` at `places` (keys from the root), those it has.
+pub fn parts_at<'v>(values: &'v Value, places: &[Vec<&str>]) -> Vec<&'v Value> {
+    places
+        .iter()
+        .filter_map(|place| place.iter().try_fold(values, |part, key| part.get(*key)))
+        .collect()
 }
 
 /// Checks values against the chart's values schema, returning every violation.
@@ -541,6 +604,9 @@ pub struct ValuesSchema<'s> {
     /// Values most checks differ from in a few parts (`generate`'s defaults, under
     /// every preset), and whether they passed, once they have been checked.
     base: Option<(&'s Value, std::sync::OnceLock<bool>)>,
+    /// How many checks were taken beside the base, for the tests.
+    #[cfg(test)]
+    checked_beside: std::sync::atomic::AtomicUsize,
 }
 
 impl<'s> ValuesSchema<'s> {
@@ -552,6 +618,8 @@ impl<'s> ValuesSchema<'s> {
             program: None,
             validator: std::sync::OnceLock::new(),
             base: None,
+            #[cfg(test)]
+            checked_beside: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -578,8 +646,10 @@ impl<'s> ValuesSchema<'s> {
         }
     }
 
-    /// Whether `values` pass, when the walk or the program can decide.
-    fn verdict(&self, values: &Value) -> Option<bool> {
+    /// Whether `values` pass, when the walk or the program can decide. `copies`, when
+    /// given, are the parts of `values` that are copies of the base values' at the
+    /// same place (otherwise they are found by comparing).
+    fn verdict(&self, values: &Value, copies: Option<&[&Value]>) -> Option<bool> {
         let Some(program) = &self.program else {
             return schema_verdict::schema_verdict(self.schema, values);
         };
@@ -591,7 +661,13 @@ impl<'s> ValuesSchema<'s> {
                 verdict
             }
             Some((base, passed)) if passed.get() == Some(&true) => {
-                program.verdict_beside(values, base)
+                #[cfg(test)]
+                self.checked_beside
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                match copies {
+                    Some(copies) => program.verdict_with_copies(values, copies),
+                    None => program.verdict_beside(values, base),
+                }
             }
             _ => program.verdict(values),
         }
@@ -614,7 +690,29 @@ impl<'s> ValuesSchema<'s> {
     /// Checks values against the schema, returning every violation: an unknown key at
     /// the key, with the closest known one.
     pub fn check(&self, values: &Value, source_name: &str) -> Result<(), ValuesError> {
-        if self.verdict(values) == Some(true) {
+        self.check_knowing(values, source_name, None)
+    }
+
+    /// [`ValuesSchema::check`] of values whose parts `copies` are copies of the base
+    /// values' at the same place ([`ValuesSchema::for_many_checks_beside`]): as
+    /// [`resolve_values_noting_copies`] finds them, instead of comparing the values
+    /// with the base.
+    pub fn check_with_copies(
+        &self,
+        values: &Value,
+        source_name: &str,
+        copies: &[&Value],
+    ) -> Result<(), ValuesError> {
+        self.check_knowing(values, source_name, Some(copies))
+    }
+
+    fn check_knowing(
+        &self,
+        values: &Value,
+        source_name: &str,
+        copies: Option<&[&Value]>,
+    ) -> Result<(), ValuesError> {
+        if self.verdict(values, copies) == Some(true) {
             return Ok(());
         }
         let mut violations: Vec<SchemaViolation> = Vec::new();
@@ -766,6 +864,57 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The places where the coalesce copies the defaults' objects and arrays whole:
+    /// the keys the overlays lack, below the maps both have; not a key deleted with
+    /// `null`, replaced by anything, or a scalar.
+    #[test]
+    fn the_copies_of_the_defaults_are_the_keys_the_overlays_lack() {
+        let defaults = obj(json!({
+            "a": {"b": {"c": 1}, "d": [1, 2], "e": 3, "f": {"g": 1}},
+            "h": {"i": 1},
+            "j": [1],
+            "k": {"l": 1},
+            "m": {"n": 1},
+            "o": 1,
+            "p": {"q": {"r": {"s": 1}, "t": {"u": 1}}}
+        }));
+        let preset = obj(json!({"a": {"e": 4, "f": null}, "k": 2, "p": {"q": {"r": {"s": 2}}}}));
+        let set = ValuesSource::Set(obj(json!({"m": {"x": 1}, "h": null})));
+        let (values, copies) =
+            resolve_values_noting_copies(&defaults, Some(&preset), std::slice::from_ref(&set));
+        assert_eq!(
+            values,
+            resolve_values_over(&defaults, Some(&preset), &[set])
+        );
+        assert_eq!(
+            copies,
+            [
+                vec!["a", "b"],
+                vec!["a", "d"],
+                vec!["j"],
+                vec!["p", "q", "t"]
+            ]
+        );
+        let parts = parts_at(&values, &copies);
+        assert_eq!(
+            parts,
+            [
+                &json!({"c": 1}),
+                &json!([1, 2]),
+                &json!([1]),
+                &json!({"u": 1})
+            ]
+        );
+        // Each is the values' own part, where the values hold it.
+        assert!(std::ptr::eq(parts[0], &values["a"]["b"]));
+        assert!(std::ptr::eq(parts[3], &values["p"]["q"]["t"]));
+        // A place the values do not have is left out.
+        assert!(parts_at(&values, &[vec!["a", "zz"], vec!["o", "x"]]).is_empty());
+        // No overlay: every top-level object and array is a copy.
+        let (_, copies) = resolve_values_noting_copies(&defaults, None, &[]);
+        assert_eq!(copies.len(), 6);
+    }
+
     /// Checked beside base values, a check is taken beside them only once they have
     /// been checked and passed, and its answer and violations are those of a check
     /// of the whole values.
@@ -797,12 +946,25 @@ mod tests {
         assert_eq!(beside.base.as_ref().unwrap().1.get(), None);
         assert!(beside.check(&passing, "base").is_ok());
         assert_eq!(beside.base.as_ref().unwrap().1.get(), Some(&true));
+        let taken = || {
+            beside
+                .checked_beside
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        assert_eq!(taken(), 0);
         for values in &changed {
             assert_eq!(
                 violations(beside.check(values, "v")),
                 violations(whole.check(values, "v"))
             );
         }
+        assert_eq!(taken(), 2);
+        // Given copies of the base, a check takes them for equal parts and skips them
+        // (shown with a part that is no copy, which `generate` never gives).
+        assert!(beside
+            .check_with_copies(&changed[0], "v", &[&changed[0]["a"]])
+            .is_ok());
+        assert_eq!(taken(), 3);
         // Base values that fail are recorded as such, and nothing is skipped: the
         // same part of other values still fails.
         let failing = json!({"a": {"x": "s"}});
@@ -810,6 +972,16 @@ mod tests {
         assert_eq!(violations(beside.check(&failing, "base")), ["a.x"]);
         assert_eq!(beside.base.as_ref().unwrap().1.get(), Some(&false));
         assert_eq!(violations(beside.check(&changed[0], "v")), ["a.x"]);
+        assert_eq!(
+            violations(beside.check_with_copies(&changed[0], "v", &[&changed[0]["a"]])),
+            ["a.x"]
+        );
+        assert_eq!(
+            beside
+                .checked_beside
+                .load(std::sync::atomic::Ordering::Relaxed),
+            0
+        );
         // Values equal to the base but elsewhere in memory are checked, not taken
         // for the base.
         let beside = ValuesSchema::for_many_checks_beside(&schema, &failing);

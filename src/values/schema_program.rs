@@ -229,6 +229,20 @@ impl<'s> SchemaProgram<'s> {
         self.valid(self.root, values, 1, Some(&same))
     }
 
+    /// [`SchemaProgram::verdict_beside`] with the parts of `values` equal to the
+    /// passing value's at the same place already known: `copies`, each an object or
+    /// an array of `values` (anything else is not looked for).
+    pub fn verdict_with_copies(&self, values: &Value, copies: &[&Value]) -> Option<bool> {
+        let same = Same {
+            parts: copies
+                .iter()
+                .map(|part| *part as *const Value as usize)
+                .collect(),
+            pending: Vec::new(),
+        };
+        self.valid(self.root, values, 1, Some(&same))
+    }
+
     /// The verdict of node `node` on `value`, `depth` schemas deep. `same`, when
     /// given, holds the parts of the values equal to a passing value's at the same
     /// place; it is given only where every schema must pass for the root to pass (not
@@ -499,9 +513,13 @@ impl std::hash::Hasher for AddressHasher {
         self.0
     }
 
+    /// Only addresses are hashed ([`AddressHasher::write_usize`]); other bytes as
+    /// the addresses they would make, 8 at a time.
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        for chunk in bytes.chunks(8) {
+            let mut word = [0; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_usize(u64::from_ne_bytes(word) as usize);
         }
     }
 
@@ -1193,6 +1211,14 @@ mod tests {
             assert_eq!(program.verdict(&changed), Some(false), "{schema}");
             let beside = program.verdict_beside(&changed, &failing);
             assert_eq!(beside, Some(skipped), "{schema}");
+            // The same parts, given as copies.
+            let copies = [&changed["a"], &changed["l"]];
+            assert_eq!(
+                program.verdict_with_copies(&changed, &copies),
+                Some(skipped),
+                "{schema}"
+            );
+            assert_eq!(program.verdict_with_copies(&changed, &[]), Some(false));
         }
         // Equal values are not checked at all; a part equal in content but at another
         // place is checked.
@@ -1246,6 +1272,140 @@ mod tests {
         }
     }
 
+    /// An `allOf` is merged when two or more of its schemas hold only `properties`,
+    /// by property name, each other schema kept where it stands.
+    #[test]
+    fn an_all_of_is_merged_by_property_when_two_schemas_only_name_properties() {
+        let merged_of = |schema: &Value| {
+            let program = SchemaProgram::compile(schema);
+            let Node::Keywords(keywords) = &program.nodes[program.root] else {
+                panic!("{schema}");
+            };
+            let [Keyword::AllOf(_, merged)] = keywords.as_slice() else {
+                panic!("{schema}");
+            };
+            merged.as_ref().map(|merged| {
+                let names = |m: &Merged<'_>| {
+                    m.properties
+                        .iter()
+                        .map(|(n, _)| n.to_string())
+                        .collect::<Vec<_>>()
+                };
+                let below: Vec<(Vec<String>, usize)> = merged
+                    .properties
+                    .iter()
+                    .map(|(_, m)| (names(m), m.here.len()))
+                    .collect();
+                (names(merged), merged.here.len(), below, merged.entered)
+            })
+        };
+        let only = |name: &str, sub: Value| json!({"properties": {name: sub}});
+        assert_eq!(merged_of(&json!({"allOf": [only("a", json!(true))]})), None);
+        assert_eq!(
+            merged_of(&json!({"allOf": [only("a", json!(true)), {"required": ["a"]}]})),
+            None
+        );
+        assert_eq!(
+            merged_of(
+                &json!({"allOf": [only("a", json!({"type": "integer"})), only("b", json!(true)), {"required": ["a"]}]})
+            ),
+            Some((
+                vec!["a".into(), "b".into()],
+                1,
+                vec![(vec![], 1), (vec![], 1)],
+                0
+            ))
+        );
+        assert_eq!(
+            merged_of(&json!({"allOf": [
+                only("w", only("x", json!(true))),
+                only("w", only("y", json!(true))),
+                only("w", json!({"minimum": 1})),
+                only("v", json!(true))
+            ]})),
+            Some((
+                vec!["v".into(), "w".into()],
+                0,
+                vec![(vec![], 1), (vec!["x".into(), "y".into()], 1)],
+                1
+            ))
+        );
+    }
+
+    /// An address hashes the same written as an address or as its bytes, and the
+    /// addresses of neighbouring values hash apart in the bits a hash table reads
+    /// (its low bits for the bucket, its top seven for the control byte), better
+    /// than at random.
+    #[test]
+    fn addresses_hash_apart() {
+        use std::hash::Hasher;
+        let hash = |n: usize| {
+            let mut hasher = AddressHasher::default();
+            hasher.write_usize(n);
+            hasher.finish()
+        };
+        let values = vec![Value::Null; 1024];
+        let hashes: Vec<u64> = values
+            .iter()
+            .map(|v| hash(v as *const Value as usize))
+            .collect();
+        for (v, h) in values.iter().zip(&hashes) {
+            let mut bytes = AddressHasher::default();
+            bytes.write(&(v as *const Value as usize).to_ne_bytes());
+            assert_eq!(bytes.finish(), *h);
+        }
+        let distinct = |bits: fn(u64) -> u64| {
+            hashes
+                .iter()
+                .map(|h| bits(*h))
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+        };
+        // 1,024 neighbours in 1,024 buckets: a random hash fills about 650 of them,
+        // the product alone 32 (an address's low bits are zeros).
+        assert!(distinct(|h| h & 1023) > 900, "{}", distinct(|h| h & 1023));
+        assert_eq!(distinct(|h| h >> 57), 128);
+    }
+
+    /// A merged `allOf` answers that every schema passes exactly when each does: the
+    /// schemas kept where they stand, and those below each property present.
+    #[test]
+    fn a_merged_all_of_passes_when_every_schema_does() {
+        let schema = json!({"allOf": [
+            {"properties": {"a": {"type": "integer"}}},
+            {"properties": {"a": {"minimum": 0}, "b": {"properties": {"c": {"const": 1}}}}},
+            {"required": ["a"]}
+        ]});
+        let program = SchemaProgram::compile(&schema);
+        let Node::Keywords(keywords) = &program.nodes[program.root] else {
+            panic!()
+        };
+        let [Keyword::AllOf(_, Some(merged))] = keywords.as_slice() else {
+            panic!()
+        };
+        for (value, passes) in [
+            (json!({"a": 1}), true),
+            (json!({"a": 1, "b": {"c": 1}}), true),
+            (json!({"a": 1, "b": 2}), true),
+            (json!({"a": 1, "b": {"c": 2}}), false),
+            (json!({"a": -1}), false),
+            (json!({"a": "x"}), false),
+            (json!({"a": 1.5}), false),
+            (json!({}), false),
+            (json!(3), true),
+        ] {
+            assert_eq!(program.all_pass(merged, &value, 2, None), passes, "{value}");
+            assert_eq!(program.verdict(&value), Some(passes), "{value}");
+        }
+        // A part held as equal to a passing value's is not checked again.
+        let value = json!({"a": 1, "b": {"c": 2}});
+        let same = Same {
+            parts: [&value["b"] as *const Value as usize].into_iter().collect(),
+            pending: Vec::new(),
+        };
+        assert!(program.all_pass(merged, &value, 2, Some(&same)));
+    }
+
     /// An `allOf` of schemas of only `properties`, merged, nested to the depth limit
     /// and past it, decides (or fails to) as the walk does.
     #[test]
@@ -1266,6 +1426,12 @@ mod tests {
                 let values = [nested(levels), nested(levels - 1), nested(3), json!(1)];
                 same_as_the_walk(&schema, &values);
             }
+        }
+        // A merged `allOf` itself reached at the limit and past it, under `not`s.
+        let merged = json!({"allOf": [{"properties": {"a": true}}, {"properties": {"b": true}}]});
+        for wraps in [MAX_DEPTH - 3, MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH] {
+            let schema = (0..wraps).fold(merged.clone(), |inner, _| json!({"not": inner}));
+            same_as_the_walk(&schema, &[json!(1), json!({"a": 1}), json!({})]);
         }
     }
 }
