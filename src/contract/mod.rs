@@ -499,7 +499,27 @@ mod tests {
                     preset.is_none(),
                     "{example_name}: {plan}"
                 );
+                let (noting, copies) = schema::plan_values_noting_copies(&whole, &presets, plan);
+                assert_eq!(noting, of, "{example_name}: {plan}");
+                assert_eq!(
+                    copies.is_empty(),
+                    preset.is_none(),
+                    "{example_name}: {plan}"
+                );
             }
+            // The `default` plan is the defaults themselves, even beside a preset of
+            // that name.
+            let mut named_default = presets.clone();
+            let any = presets.values().next().unwrap().clone();
+            named_default.insert(crate::values::presets::DEFAULT_PRESET.to_string(), any);
+            let whole = serde_json::Value::Object(defaults.clone());
+            let (values, copies) = schema::plan_values_noting_copies(
+                &whole,
+                &named_default,
+                crate::values::presets::DEFAULT_PRESET,
+            );
+            assert!(matches!(values, std::borrow::Cow::Borrowed(_)));
+            assert!(copies.is_empty());
         }
     }
 
