@@ -79,13 +79,11 @@ fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), CommandError> 
 
 /// `shipshape package`: writes `<name>-<version>.tgz`, byte-identical across runs.
 pub fn package(spec_path: &Path, out_dir: &Path) -> Result<Exit, CommandError> {
-    use sha2::Digest;
     let spec = read_spec(spec_path)?;
     let (bytes, _) = packaged_chart(&spec, spec_path)?;
     let path = out_dir.join(format!("{}-{}.tgz", spec.chart.name, spec.chart.version));
     write_file_atomically(&path, &bytes)?;
-    let digest = sha2::Sha256::digest(&bytes);
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::expr::sha256_hex(&bytes);
     println!("{}  sha256:{hex}", path.display());
     Ok(Exit::Ok)
 }

@@ -16,11 +16,10 @@ pub use go_text::go_string;
 use go_text::{go_ref, is_go_identifier, write_go_literal, write_go_ref};
 
 use semantics::{expect_string, merge_over};
-pub use semantics::{sprig_empty, sprig_int, truthy};
+pub use semantics::{sha256_hex, sprig_empty, sprig_int, truthy};
 
 use crate::expr::gojson::to_go_json;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 
 /// Integer comparison operators (`gt (int a) (int b)` and friends).
@@ -547,10 +546,7 @@ impl Expr {
             )),
             Expr::Sha256Json(e) => {
                 let json = to_go_json(&*e.eval(ctx, arith)?);
-                let digest = Sha256::digest(json.as_bytes());
-                owned(Value::String(
-                    digest.iter().map(|b| format!("{b:02x}")).collect(),
-                ))
+                owned(Value::String(sha256_hex(json.as_bytes())))
             }
             Expr::JsonText(e) => owned(Value::String(to_go_json(&*e.eval(ctx, arith)?))),
             Expr::IntString(e) => owned(Value::String(int(e)?.to_string())),
@@ -685,10 +681,7 @@ impl Expr {
             Expr::Sha256(e) => {
                 let text =
                     expect_string(e.eval(ctx, Overflow::Wrap)?.into_owned()).map_err(fail)?;
-                let digest = Sha256::digest(text.as_bytes());
-                owned(Value::String(
-                    digest.iter().map(|b| format!("{b:02x}")).collect(),
-                ))
+                owned(Value::String(sha256_hex(text.as_bytes())))
             }
         }
     }

@@ -102,6 +102,25 @@ pub fn sprig_int(v: &Value) -> i64 {
     }
 }
 
+/// Sprig's `sha256sum`: the SHA-256 digest of `bytes` in lower-case hex.
+///
+/// Computed by `hmac-sha256`, which has no run-time detection of the processor's
+/// features. `sha2` asks the processor with three `cpuid` instructions at its first
+/// digest, and under a hypervisor each leaves the virtual machine: a profile of 300
+/// `render`s of an example put 37 µs of each in them (on an Intel VM; `render` takes
+/// 2.5 to 3.2 ms there), and paired runs without them took 0.3 to 0.5 % less time.
+/// The digests are of a ConfigMap's text and the Secrets' values: a few kilobytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = hmac_sha256::Hash::hash(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +180,35 @@ mod tests {
         assert_eq!(sprig_int(&json!(" 42 ")), 42);
         assert_eq!(sprig_int(&json!("x")), 0);
         assert_eq!(sprig_int(&json!([1])), 0);
+    }
+    #[test]
+    fn sha256_hex_is_the_standard_digest() {
+        // FIPS 180-2's examples: the empty message, "abc", and two blocks.
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            sha256_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        );
+    }
+
+    #[test]
+    fn sha256_hex_agrees_with_sha2_at_every_length_around_the_blocks() {
+        use sha2::{Digest, Sha256};
+        // lengths 0 to 200 cross the 55/56-byte padding edge and three block edges
+        let bytes: Vec<u8> = (0..200u32).map(|i| (i * 151 + 7) as u8).collect();
+        for len in 0..=bytes.len() {
+            let expected: String = Sha256::digest(&bytes[..len])
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(sha256_hex(&bytes[..len]), expected, "length {len}");
+        }
     }
 }

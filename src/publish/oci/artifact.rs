@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::reference::{is_repository_component, is_valid_tag, tag_for_version};
 use super::{OciError, CHART_LAYER_MEDIA_TYPE, CONFIG_MEDIA_TYPE, MANIFEST_MEDIA_TYPE};
@@ -339,11 +338,5 @@ pub fn helm_chart_artifact(
 }
 
 pub(super) fn sha256_digest(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in hash.iter() {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    format!("sha256:{}", crate::expr::sha256_hex(bytes))
 }
