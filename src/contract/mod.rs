@@ -523,28 +523,30 @@ mod tests {
         }
     }
 
+    /// The examples' specs and every spec fixture that generates, with their paths.
+    fn generating_specs() -> impl Iterator<Item = (std::path::PathBuf, Spec)> {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let examples = EXAMPLES
+            .iter()
+            .map(move |e| std::path::PathBuf::from(format!("{root}/examples/{e}/shipshape.yaml")));
+        let fixtures = std::fs::read_dir(format!("{root}/tests/fixtures/spec/ok"))
+            .unwrap()
+            .map(|e| e.unwrap().path());
+        examples.chain(fixtures).map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let spec = crate::spec::load_spec(&text, &path.display().to_string()).unwrap();
+            (path, spec)
+        })
+    }
+
     /// A plan's values noting the defaults' copies are the plan's values; each copy
     /// is an object or an array equal to the defaults' at the same place, and the
     /// schema's verdict on the values, knowing the copies, is its verdict on them
     /// whole: for the examples and every spec fixture that generates.
     #[test]
     fn the_copies_of_the_defaults_in_a_plans_values_are_equal_to_them() {
-        let fixtures = std::fs::read_dir(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/spec/ok"
-        ))
-        .unwrap()
-        .map(|e| e.unwrap().path());
-        let examples = EXAMPLES.iter().map(|e| {
-            std::path::PathBuf::from(format!(
-                "{}/examples/{e}/shipshape.yaml",
-                env!("CARGO_MANIFEST_DIR")
-            ))
-        });
         let (mut plans_checked, mut copies_checked) = (0, 0);
-        for path in examples.chain(fixtures) {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let spec = crate::spec::load_spec(&text, &path.display().to_string()).unwrap();
+        for (path, spec) in generating_specs() {
             let defaults = crate::values::default_values(&spec);
             let mut contract = Contract::over(&spec, &defaults);
             let schema = schema::values_schema_with(
@@ -590,22 +592,8 @@ mod tests {
     /// the examples and every spec fixture that generates.
     #[test]
     fn plans_over_the_projected_defaults_are_the_plans_over_the_whole() {
-        let fixtures = std::fs::read_dir(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/spec/ok"
-        ))
-        .unwrap()
-        .map(|e| e.unwrap().path());
-        let examples = EXAMPLES.iter().map(|e| {
-            std::path::PathBuf::from(format!(
-                "{}/examples/{e}/shipshape.yaml",
-                env!("CARGO_MANIFEST_DIR")
-            ))
-        });
         let mut checked = 0;
-        for path in examples.chain(fixtures) {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let spec = crate::spec::load_spec(&text, &path.display().to_string()).unwrap();
+        for (path, spec) in generating_specs() {
             let defaults = crate::values::default_values_map(&spec);
             let exprs = crate::capacity::capacity_exprs(&spec);
             let projected =

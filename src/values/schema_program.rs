@@ -1030,19 +1030,49 @@ mod tests {
         })
     }
 
+    /// A proptest runner of `cases` cases from a fixed seed, which saves no failures:
+    /// the same cases at every run.
+    fn deterministic_runner(cases: u32) -> proptest::test_runner::TestRunner {
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        let config = Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        };
+        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha))
+    }
+
+    /// `body` (an object, else the only schema of an `allOf`) with `definitions`.
+    fn with_definitions(body: Value, definitions: Value) -> Value {
+        let mut schema = match body {
+            Value::Object(m) => m,
+            other => [("allOf".to_string(), json!([other]))]
+                .into_iter()
+                .collect(),
+        };
+        schema.insert("definitions".into(), definitions);
+        Value::Object(schema)
+    }
+
+    /// Each answer (pass, refusal, undecided) was compared more than `times` times.
+    fn assert_each_answer_seen_more_than(
+        answers: &std::collections::BTreeMap<Option<bool>, usize>,
+        times: usize,
+    ) {
+        for answer in [Some(true), Some(false), None] {
+            assert!(
+                answers.get(&answer).copied().unwrap_or(0) > times,
+                "{answer:?} too rare: {answers:?}"
+            );
+        }
+    }
+
     /// Random schemas, with definitions that refer to each other and to themselves, on
     /// random values: the program answers what the walk answers. Each answer (pass,
     /// refusal, undecided) comes up often, so each is compared.
     #[test]
     fn random_schemas_decide_as_the_walk() {
-        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-        let config = Config {
-            cases: 768,
-            failure_persistence: None,
-            ..Config::default()
-        };
-        let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
-        let mut runner = TestRunner::new_with_rng(config, rng);
+        let mut runner = deterministic_runner(768);
         let answers = std::cell::RefCell::new(std::collections::BTreeMap::new());
         let strategy = (
             schema_strategy(),
@@ -1052,14 +1082,7 @@ mod tests {
         );
         runner
             .run(&strategy, |(body, d0, d1, values)| {
-                let mut schema = match body {
-                    Value::Object(m) => m,
-                    other => [("allOf".to_string(), json!([other]))]
-                        .into_iter()
-                        .collect(),
-                };
-                schema.insert("definitions".into(), json!({"d0": d0, "d1": d1}));
-                let schema = Value::Object(schema);
+                let schema = with_definitions(body, json!({"d0": d0, "d1": d1}));
                 let program = SchemaProgram::compile(&schema);
                 for v in &values {
                     let walked = schema_verdict(&schema, v);
@@ -1069,13 +1092,7 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-        let answers = answers.into_inner();
-        for answer in [Some(true), Some(false), None] {
-            assert!(
-                answers.get(&answer).copied().unwrap_or(0) > 200,
-                "{answer:?} too rare: {answers:?}"
-            );
-        }
+        assert_each_answer_seen_more_than(&answers.into_inner(), 200);
     }
 
     /// Every place in `value`, as JSON pointers, the root (`""`) first.
@@ -1101,14 +1118,7 @@ mod tests {
     /// value, the program answers what the walk answers, each answer often.
     #[test]
     fn random_values_beside_a_passing_one_decide_as_the_walk() {
-        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-        let config = Config {
-            cases: 768,
-            failure_persistence: None,
-            ..Config::default()
-        };
-        let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
-        let mut runner = TestRunner::new_with_rng(config, rng);
+        let mut runner = deterministic_runner(768);
         let answers = std::cell::RefCell::new(std::collections::BTreeMap::new());
         let strategy = (
             schema_strategy(),
@@ -1118,14 +1128,7 @@ mod tests {
         );
         runner
             .run(&strategy, |(body, d0, values, replacements)| {
-                let mut schema = match body {
-                    Value::Object(m) => m,
-                    other => [("allOf".to_string(), json!([other]))]
-                        .into_iter()
-                        .collect(),
-                };
-                schema.insert("definitions".into(), json!({"d0": d0, "d1": {}}));
-                let schema = Value::Object(schema);
+                let schema = with_definitions(body, json!({"d0": d0, "d1": {}}));
                 let program = SchemaProgram::compile(&schema);
                 // A passing value: the one drawn, or (most schemas refuse something)
                 // an empty object or null.
@@ -1157,13 +1160,7 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-        let answers = answers.into_inner();
-        for answer in [Some(true), Some(false), None] {
-            assert!(
-                answers.get(&answer).copied().unwrap_or(0) > 100,
-                "{answer:?} too rare: {answers:?}"
-            );
-        }
+        assert_each_answer_seen_more_than(&answers.into_inner(), 100);
     }
 
     /// The parts equal to the passing value's, at the same place, are not checked
