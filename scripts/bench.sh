@@ -167,6 +167,16 @@ export BENCH_HELM3="$("$helm3" version --template '{{.Version}}')"
 export BENCH_HELM4="$("$helm4" version --template '{{.Version}}')"
 export BENCH_HYPERFINE="$(hyperfine --version)"
 export BENCH_COMMIT="$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+# How many of link/hot-functions.txt's functions the binary has (build.rs places them
+# first): the list names symbols of one build, and a later change renames some, which
+# costs page faults at every start. Regenerate it with scripts/order-hot-functions.sh.
+hot_list="$ROOT/link/hot-functions.txt"
+if [[ -f "$hot_list" ]] && command -v nm >/dev/null; then
+    export BENCH_HOT="$(nm --defined-only "$bin" | awk '{print $3}' | sort -u |
+        comm -12 - <(sort -u "$hot_list") | wc -l) of $(sort -u "$hot_list" | wc -l)"
+else
+    export BENCH_HOT="not counted (no list or no nm)"
+fi
 python3 - <<'PY'
 import json, os, platform, re, subprocess
 
@@ -197,7 +207,8 @@ lines = []
 w = lines.append
 w(f"Machine: {machine}. Load average (1, 5, 15 min) {os.environ['BENCH_LOAD_BEFORE']} before, "
   f"{os.environ['BENCH_LOAD_AFTER']} after. Commit {os.environ['BENCH_COMMIT']}; "
-  f"Helm {os.environ['BENCH_HELM3']} and {os.environ['BENCH_HELM4']}; {os.environ['BENCH_HYPERFINE']}.")
+  f"Helm {os.environ['BENCH_HELM3']} and {os.environ['BENCH_HELM4']}; {os.environ['BENCH_HYPERFINE']}. "
+  f"Functions of `link/hot-functions.txt` in the binary: {os.environ['BENCH_HOT']}.")
 if os.environ["BENCH_QUICK"] == "1":
     w("")
     w("**Quick mode** (`scripts/bench.sh --quick`, two runs each): these figures only show that the benchmark runs.")
