@@ -181,6 +181,7 @@ mod tests {
         assert_eq!(sprig_int(&json!("x")), 0);
         assert_eq!(sprig_int(&json!([1])), 0);
     }
+
     #[test]
     fn sha256_hex_is_the_standard_digest() {
         // FIPS 180-2's examples: the empty message, "abc", and two blocks.

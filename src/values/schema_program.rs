@@ -233,14 +233,7 @@ impl<'s> SchemaProgram<'s> {
     /// passing value's at the same place already known: `copies`, each an object or
     /// an array of `values` (anything else is not looked for).
     pub fn verdict_with_copies(&self, values: &Value, copies: &[&Value]) -> Option<bool> {
-        let same = Same {
-            parts: copies
-                .iter()
-                .map(|part| *part as *const Value as usize)
-                .collect(),
-            pending: Vec::new(),
-        };
-        self.valid(self.root, values, 1, Some(&same))
+        self.valid(self.root, values, 1, Some(&Same::holding(copies)))
     }
 
     /// The verdict of node `node` on `value`, `depth` schemas deep. `same`, when
@@ -435,10 +428,23 @@ struct Same {
     pending: Vec<usize>,
 }
 
+/// Where a part of the values is in memory: what [`Same`] holds it by.
+fn address_of(part: &Value) -> usize {
+    part as *const Value as usize
+}
+
 impl Same {
+    /// The parts `parts`, known to be equal to a passing value's at the same place.
+    fn holding(parts: &[&Value]) -> Self {
+        Same {
+            parts: parts.iter().map(|part| address_of(part)).collect(),
+            pending: Vec::new(),
+        }
+    }
+
     /// Whether `part` is one of the parts held.
     fn holds(&self, part: &Value) -> bool {
-        !self.parts.is_empty() && self.parts.contains(&(part as *const Value as usize))
+        !self.parts.is_empty() && self.parts.contains(&address_of(part))
     }
 
     /// Whether `values` equals `passed`; if not, holds each of its parts (objects and
@@ -497,7 +503,7 @@ impl Same {
     fn mark_part(&mut self, part: &Value, twin: &Value) -> bool {
         let equal = self.mark(part, twin);
         if equal && (part.is_object() || part.is_array()) {
-            self.pending.push(part as *const Value as usize);
+            self.pending.push(address_of(part));
         }
         equal
     }
@@ -1342,13 +1348,10 @@ mod tests {
             hasher.finish()
         };
         let values = vec![Value::Null; 1024];
-        let hashes: Vec<u64> = values
-            .iter()
-            .map(|v| hash(v as *const Value as usize))
-            .collect();
+        let hashes: Vec<u64> = values.iter().map(|v| hash(address_of(v))).collect();
         for (v, h) in values.iter().zip(&hashes) {
             let mut bytes = AddressHasher::default();
-            bytes.write(&(v as *const Value as usize).to_ne_bytes());
+            bytes.write(&address_of(v).to_ne_bytes());
             assert_eq!(bytes.finish(), *h);
         }
         let distinct = |bits: fn(u64) -> u64| {
@@ -1396,10 +1399,7 @@ mod tests {
         }
         // A part held as equal to a passing value's is not checked again.
         let value = json!({"a": 1, "b": {"c": 2}});
-        let same = Same {
-            parts: [&value["b"] as *const Value as usize].into_iter().collect(),
-            pending: Vec::new(),
-        };
+        let same = Same::holding(&[&value["b"]]);
         assert!(program.all_pass(merged, &value, 2, Some(&same)));
     }
 
