@@ -1,4 +1,7 @@
 //! The `shipshape` binary: parses arguments and calls the library.
+// With glibc on Linux the binary starts at its own C `main` ([`main`]), not at the Rust
+// runtime's.
+#![cfg_attr(all(not(test), target_os = "linux", target_env = "gnu"), no_main)]
 
 use clap::{Parser, Subcommand};
 use shipshape::backends::native::Release;
@@ -365,7 +368,70 @@ enum Format {
     Markdown,
 }
 
+/// The process's entry with glibc on Linux: what the Rust runtime's start would do
+/// that this program needs, then [`shipshape_main`]. The runtime's start also reads
+/// `/proc/self/maps` to find the main thread's stack guard, and maps and installs a
+/// signal stack on every thread (freed again at each thread's end), all so that a
+/// stack overflow is reported as one instead of as a plain `SIGSEGV`: about a dozen
+/// system calls, measured at 0.05 ms of every run (an empty program, 500 runs each,
+/// 0.985 ms with the runtime's start and 0.936 ms without). What this start keeps:
+/// standard input, output and error opened on `/dev/null` when the caller left them
+/// closed, so that no file this process opens takes their place; `SIGPIPE` ignored,
+/// so that a closed pipe is a write error; and a panic ending the process with exit
+/// code 101. The arguments are read as before (`std::env::args_os`): glibc hands
+/// them to the standard library before `main`. A stack overflow now ends the process
+/// with `SIGSEGV` and no message.
+#[cfg(all(not(test), target_os = "linux", target_env = "gnu"))]
+#[no_mangle]
+extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+    open_closed_standard_files();
+    // SAFETY: setting a signal's disposition to "ignore" runs no code of ours.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    match std::panic::catch_unwind(shipshape_main) {
+        // Reached only where no command ends the process itself (`exit_with` does).
+        Ok(code) => {
+            if code == ExitCode::SUCCESS {
+                0
+            } else {
+                1
+            }
+        }
+        Err(_) => 101,
+    }
+}
+
+/// Opens `/dev/null` in place of each of standard input, output and error that the
+/// caller left closed, as the Rust runtime's start does: `poll` tells which (POLLNVAL).
+#[cfg(all(not(test), target_os = "linux", target_env = "gnu"))]
+fn open_closed_standard_files() {
+    let mut files = [0, 1, 2].map(|fd| libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    });
+    // SAFETY: `files` is a valid array of three `pollfd`; a zero timeout returns at once.
+    if unsafe { libc::poll(files.as_mut_ptr(), 3, 0) } <= 0 {
+        return;
+    }
+    for file in files.iter().filter(|f| f.revents & libc::POLLNVAL != 0) {
+        // SAFETY: a NUL-terminated path; the lowest free descriptor is the closed one.
+        let opened = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+        if opened != file.fd {
+            // SAFETY: `_exit` ends the process, as the runtime's start aborts.
+            unsafe { libc::_exit(134) };
+        }
+    }
+}
+
+/// The program: `main` on every platform, called by [`main`]'s C entry on glibc.
+#[cfg(any(test, not(all(target_os = "linux", target_env = "gnu"))))]
 fn main() -> ExitCode {
+    shipshape_main()
+}
+
+fn shipshape_main() -> ExitCode {
     // `render` starts its helper thread before the arguments are parsed: the helper
     // parses them with clap while the main thread reads the spec they most likely
     // name (`spec_argument_of`), which is used only when clap names the same path

@@ -673,3 +673,34 @@ fn nothing_left_holding(token: &str) {
     }
     assert!(holding().is_empty(), "still running: {:?}", holding());
 }
+
+/// A reader that has gone (`shipshape render | head -c 0`) ends the output, not the
+/// process: `render` is not killed by `SIGPIPE`, and ends with its own exit code.
+#[test]
+fn render_into_a_closed_pipe_is_not_killed_by_sigpipe() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let spec = example_spec();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shipshape"))
+        .args(["--spec", &spec, "render"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("shipshape starts");
+    // The pipe's only reader closes before the render writes a byte.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("shipshape ends");
+    assert_eq!(
+        out.status.signal(),
+        None,
+        "killed by a signal: {:?}",
+        out.status
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
