@@ -438,8 +438,18 @@ impl<P> Drop for HelperEnded<'_, P> {
 
 /// Tasks handed to a helper thread as they become possible ([`with_early_helper`]).
 pub struct Tasks<'a> {
-    state: Mutex<(VecDeque<Queued<'a>>, bool)>,
+    state: Mutex<Queue<'a>>,
     ready: Condvar,
+}
+
+/// What [`Tasks`] holds.
+struct Queue<'a> {
+    /// The tasks, in the order they are taken (but for those not yet ready).
+    tasks: VecDeque<Queued<'a>>,
+    /// Whether `main` has returned: no task is pushed after.
+    closed: bool,
+    /// Tasks the helper runs only when no other can start ([`Tasks::push_spare`]).
+    spare: VecDeque<Task<'a>>,
 }
 
 /// Whether a task queued with [`Tasks::push_when`] can start without waiting.
@@ -460,28 +470,36 @@ impl<'a> Queued<'a> {
 /// Takes the first queued task that can start without waiting, or the first task when
 /// none can (it then waits, as it would have in the queue's order).
 fn take_next<'a>(queue: &mut VecDeque<Queued<'a>>) -> Option<Task<'a>> {
+    take_ready(queue).or_else(|| queue.pop_front().map(|q| q.task))
+}
+
+/// Takes the first queued task that can start without waiting, if any.
+fn take_ready<'a>(queue: &mut VecDeque<Queued<'a>>) -> Option<Task<'a>> {
     let at = queue
         .iter()
-        .position(|q| q.ready.as_ref().is_none_or(|ready| ready()))
-        .unwrap_or(0);
+        .position(|q| q.ready.as_ref().is_none_or(|ready| ready()))?;
     queue.remove(at).map(|q| q.task)
 }
 
 impl<'a> Tasks<'a> {
     fn new() -> Self {
         Tasks {
-            state: Mutex::new((VecDeque::new(), false)),
+            state: Mutex::new(Queue {
+                tasks: VecDeque::new(),
+                closed: false,
+                spare: VecDeque::new(),
+            }),
             ready: Condvar::new(),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (VecDeque<Queued<'a>>, bool)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue<'a>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Queues `task`: the helper runs it when it is free, or [`Tasks::work`] here.
     pub fn push(&self, task: Task<'a>) {
-        self.lock().0.push_back(Queued::now(task));
+        self.lock().tasks.push_back(Queued::now(task));
         self.ready.notify_one();
     }
 
@@ -491,7 +509,7 @@ impl<'a> Tasks<'a> {
     /// queued. Nothing queued may wait for what `task` computes, since a task queued
     /// after it may start before it.
     pub fn push_when(&self, ready: impl Fn() -> bool + Send + 'a, task: Task<'a>) {
-        self.lock().0.push_back(Queued {
+        self.lock().tasks.push_back(Queued {
             task,
             ready: Some(Box::new(ready)),
         });
@@ -503,9 +521,20 @@ impl<'a> Tasks<'a> {
     pub fn push_ahead(&self, tasks: Vec<Task<'a>>) {
         let mut state = self.lock();
         for task in tasks.into_iter().rev() {
-            state.0.push_front(Queued::now(task));
+            state.tasks.push_front(Queued::now(task));
         }
         drop(state);
+        self.ready.notify_one();
+    }
+
+    /// Queues `task` as spare work: work that nothing waits for and that would
+    /// otherwise be done later, on the thread that needs it (a cache filled ahead).
+    /// Only the helper runs spare tasks, in the order pushed, one at a time and only
+    /// when no other task can start; those left when the queue closes are dropped
+    /// unrun. So a spare task takes only a helper's idle time, and delays a task
+    /// pushed meanwhile by at most its own length.
+    pub fn push_spare(&self, task: Task<'a>) {
+        self.lock().spare.push_back(task);
         self.ready.notify_one();
     }
 
@@ -513,7 +542,7 @@ impl<'a> Tasks<'a> {
     /// once it is ready, or when no other is), until none is queued.
     pub fn work(&self) {
         loop {
-            let next = take_next(&mut self.lock().0);
+            let next = take_next(&mut self.lock().tasks);
             match next {
                 Some(task) => task(),
                 None => return,
@@ -521,30 +550,40 @@ impl<'a> Tasks<'a> {
         }
     }
 
-    /// Whether a task is queued or the queue is closed.
-    fn has_work(&self) -> bool {
+    /// Whether a task, spare or not, is queued, or the queue is closed.
+    fn has_any_work(&self) -> bool {
         let state = self.lock();
-        !state.0.is_empty() || state.1
+        !state.tasks.is_empty() || !state.spare.is_empty() || state.closed
     }
 
-    /// The next task, waiting for one; `None` once the queue is closed and empty.
-    /// Spins for up to [`SPIN_BEFORE_SLEEP`] before it sleeps ([`spin_until`]).
+    /// The next task, waiting for one: the first that can start without waiting, else
+    /// a spare one ([`Tasks::push_spare`]), else the first queued (it then waits);
+    /// `None` once the queue is closed and empty. Spins for up to
+    /// [`SPIN_BEFORE_SLEEP`] before it sleeps ([`spin_until`]).
     fn next_or_wait(&self) -> Option<Task<'a>> {
-        spin_until(|| self.has_work());
+        spin_until(|| self.has_any_work());
         let mut state = self.lock();
         loop {
-            if let Some(task) = take_next(&mut state.0) {
+            if state.closed && state.tasks.is_empty() {
+                return None;
+            }
+            if let Some(task) = take_ready(&mut state.tasks) {
                 return Some(task);
             }
-            if state.1 {
-                return None;
+            if !state.closed {
+                if let Some(spare) = state.spare.pop_front() {
+                    return Some(spare);
+                }
+            }
+            if let Some(task) = take_next(&mut state.tasks) {
+                return Some(task);
             }
             state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner());
         }
     }
 
     fn close(&self) {
-        self.lock().1 = true;
+        self.lock().closed = true;
         self.ready.notify_all();
     }
 }
@@ -715,14 +754,14 @@ const WARM_HEAP_BYTES: usize = 2 * 1024 * 1024;
 const WARM_BLOCK_BYTES: usize = 1024;
 
 /// Touches up to [`WARM_HEAP_BYTES`] of this thread's heap and frees it, stopping as
-/// soon as `tasks` has a task queued or is closed; returns the bytes touched. A thread's
+/// soon as `tasks` has a task (spare or not) queued or is closed; returns the bytes touched. A thread's
 /// heap starts empty, and the first touch of each page costs a page fault (2 to 5 µs
 /// here): a helper that started cold took about 300 of them in its first two tasks of
 /// an example's `render`, each task about half again as long as on the main thread.
 /// The memory stays with this thread's heap, for the tasks that follow.
 fn warm_heap_until_work(tasks: &Tasks<'_>) -> usize {
     let mut blocks: Vec<Vec<u8>> = Vec::with_capacity(WARM_HEAP_BYTES / WARM_BLOCK_BYTES);
-    while blocks.len() < blocks.capacity() && !tasks.has_work() {
+    while blocks.len() < blocks.capacity() && !tasks.has_any_work() {
         for _ in 0..64 {
             // Written, not zeroed: fresh memory may count as zeroed without a touch.
             blocks.push(std::hint::black_box(vec![1u8; WARM_BLOCK_BYTES]));
@@ -791,7 +830,7 @@ mod tests {
         tasks.work();
         assert_eq!(log.lock().unwrap().join(" "), "first second queued last");
         tasks.push_ahead(Vec::new());
-        assert!(!tasks.has_work(), "nothing is queued by an empty push");
+        assert!(!tasks.has_any_work(), "nothing is queued by an empty push");
     }
 
     /// A task of `push_when` is taken in its place once it is ready; until then the
@@ -823,7 +862,74 @@ mod tests {
             log.lock().unwrap().join(" "),
             "plain never ready never either"
         );
-        assert!(!tasks.has_work());
+        assert!(!tasks.has_any_work());
+    }
+
+    /// A thread waiting for a task takes every task that can start first, then the
+    /// spare ones in their order, before one that would wait; once the queue is
+    /// closed, no spare task runs.
+    #[test]
+    fn spare_tasks_run_only_when_no_other_can_start_and_never_once_closed() {
+        let log = Mutex::new(Vec::new());
+        let log_of = &log;
+        let task =
+            |name: &'static str| Box::new(move || log_of.lock().unwrap().push(name)) as Task<'_>;
+        let tasks = Tasks::new();
+        tasks.push_spare(task("spare1"));
+        tasks.push_when(|| false, task("waits"));
+        tasks.push_spare(task("spare2"));
+        tasks.push(task("plain"));
+        for _ in 0..4 {
+            tasks.next_or_wait().expect("a task is queued")();
+        }
+        assert_eq!(log.lock().unwrap().join(" "), "plain spare1 spare2 waits");
+        assert!(!tasks.has_any_work());
+        tasks.push_spare(task("left"));
+        assert!(tasks.has_any_work(), "a spare task is work");
+        tasks.close();
+        assert!(
+            tasks.next_or_wait().is_none(),
+            "closed: the spare task is dropped"
+        );
+        assert_eq!(log.lock().unwrap().len(), 4);
+    }
+
+    /// `work`, this thread's, runs the queued tasks but never a spare one.
+    #[test]
+    fn work_leaves_spare_tasks_to_the_helper() {
+        let log = Mutex::new(Vec::new());
+        let log_of = &log;
+        let task =
+            |name: &'static str| Box::new(move || log_of.lock().unwrap().push(name)) as Task<'_>;
+        let tasks = Tasks::new();
+        tasks.push_spare(task("spare"));
+        tasks.push(task("plain"));
+        tasks.work();
+        assert_eq!(log.lock().unwrap().join(" "), "plain");
+        assert!(tasks.has_any_work(), "the spare task is still queued");
+    }
+
+    /// On two cores the helper, idle, runs a spare task while `main` waits for it; with
+    /// one core there is no helper, and the spare task is dropped unrun.
+    #[test]
+    fn an_idle_helper_runs_the_spare_tasks() {
+        let cores = cores();
+        let caller = std::thread::current().id();
+        let ran_on = std::sync::OnceLock::new();
+        let ran_ref = &ran_on;
+        with_early_helper(|tasks| {
+            tasks.push_spare(Box::new(move || {
+                let _ = ran_ref.set(std::thread::current().id());
+            }));
+            let start = std::time::Instant::now();
+            while cores > 1 && ran_ref.get().is_none() && start.elapsed() < Duration::from_secs(10)
+            {
+                std::thread::yield_now();
+            }
+        });
+        let ran_on = ran_on.into_inner();
+        assert_eq!(ran_on.is_some(), cores > 1, "ran on a helper: {ran_on:?}");
+        assert!(ran_on.is_none_or(|thread| thread != caller));
     }
 
     /// `is_ready` once the value is computed, or its computation panicked.

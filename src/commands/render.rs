@@ -89,6 +89,13 @@ pub fn render_parsed_by(
         tasks.push(Box::new(move || {
             read_model();
         }));
+        // For the helper's idle time (while this thread reads the spec): the model's
+        // definitions, which the frame's check would parse when the values reach them.
+        for name in crate::contract::model_schemas::model_definition_names_longest_first() {
+            tasks.push_spare(Box::new(move || {
+                crate::contract::model_schemas::model_definition(name);
+            }));
+        }
         let read_ahead = likely_spec
             .filter(|path| path.is_file())
             .map(|path| (path, read_spec_beside(path, tasks)));

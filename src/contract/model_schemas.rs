@@ -52,6 +52,17 @@ pub fn model_definition(name: &str) -> Option<&'static Value> {
     )
 }
 
+/// The names of the model's definitions, the longest text first: the order in which
+/// `render` parses them ahead ([`model_definition`]) in its helper's idle time.
+pub fn model_definition_names_longest_first() -> Vec<&'static str> {
+    let mut names: Vec<(usize, &'static str)> = DEFINITIONS
+        .iter()
+        .map(|(name, text)| (text.len(), *name))
+        .collect();
+    names.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    names.into_iter().map(|(_, name)| name).collect()
+}
+
 /// A type of the values model whose schema the frame schema takes. Named as in
 /// `schemas/values-model.json` (the Rust type's name).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -321,6 +332,24 @@ mod tests {
             committed, COMMITTED,
             "the binary embeds the file as committed"
         );
+    }
+
+    /// Every definition once, each parsing to a schema, the longest text first.
+    #[test]
+    fn definitions_are_named_once_each_the_longest_first() {
+        let names = model_definition_names_longest_first();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        let all: Vec<&str> = DEFINITIONS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(sorted, all);
+        let text = |name: &str| DEFINITIONS.iter().find(|(n, _)| *n == name).unwrap().1;
+        for pair in names.windows(2) {
+            let (a, b) = (text(pair[0]).len(), text(pair[1]).len());
+            assert!(a > b || (a == b && pair[0] < pair[1]), "{pair:?}");
+        }
+        assert!(names
+            .iter()
+            .all(|name| model_definition(name).is_some_and(Value::is_object)));
     }
 
     /// The frame schema asks for each class it has workloads of, then for every other
