@@ -90,10 +90,13 @@ pub fn render_parsed_by(
             read_model();
         }));
         // For the helper's idle time (while this thread reads the spec): the model's
-        // definitions, which the frame's check would parse when the values reach them.
+        // definitions, which the frame's check would parse when the values reach them,
+        // and their patterns, which both checks would compile.
         for name in crate::contract::model_schemas::model_definition_names_longest_first() {
             tasks.push_spare(Box::new(move || {
-                crate::contract::model_schemas::model_definition(name);
+                if let Some(definition) = crate::contract::model_schemas::model_definition(name) {
+                    crate::values::schema_verdict::compile_patterns_ahead(definition);
+                }
             }));
         }
         let read_ahead = likely_spec

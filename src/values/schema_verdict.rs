@@ -85,8 +85,51 @@ pub fn at_most(value: &Value, limit: u64) -> bool {
 thread_local! {
     /// Compiled patterns by source; `None` for one this does not evaluate. Kept for the
     /// thread's life: a schema repeats its patterns in every workload, and tests walk
-    /// the same schemas many times.
+    /// the same schemas many times. Each is a clone of [`SHARED_PATTERNS`]' one.
     static PATTERNS: RefCell<HashMap<String, Option<regex_lite::Regex>>> = RefCell::new(HashMap::new());
+}
+
+/// Compiled patterns by source, for every thread: a thread's first use of a source
+/// takes a clone of the pattern from here, compiling it only if no thread has
+/// ([`shared_pattern`]). A clone shares the compiled program and builds its own
+/// matching cache, so each thread matches without a lock ([`PATTERNS`]).
+static SHARED_PATTERNS: std::sync::Mutex<
+    std::collections::BTreeMap<String, Option<regex_lite::Regex>>,
+> = std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// The pattern `source` compiled ([`compiled_pattern`]) by whichever thread asked first.
+fn shared_pattern(source: &str) -> Option<regex_lite::Regex> {
+    let shared = || SHARED_PATTERNS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(compiled) = shared().get(source) {
+        return compiled.clone();
+    }
+    // Compiled outside the lock: another thread may compile the same source meanwhile,
+    // and the first one stored is kept.
+    let compiled = compiled_pattern(source);
+    shared()
+        .entry(source.to_string())
+        .or_insert(compiled)
+        .clone()
+}
+
+/// Compiles every pattern of `schema` (each `pattern` keyword's string, at any depth)
+/// that no thread has compiled yet, for the walks that will match them
+/// ([`shared_pattern`]): work a thread with nothing else to do can do ahead.
+pub fn compile_patterns_ahead(schema: &Value) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match value {
+                    Value::String(source) if key == "pattern" => {
+                        shared_pattern(source);
+                    }
+                    _ => compile_patterns_ahead(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(compile_patterns_ahead),
+        _ => {}
+    }
 }
 
 /// Deeper than this, a schema is taken as a reference cycle (`None`).
@@ -275,7 +318,7 @@ impl<'s> Walk<'s> {
     fn pattern_matches(&self, source: &str, text: &str) -> Option<bool> {
         PATTERNS.with_borrow_mut(|patterns| {
             if !patterns.contains_key(source) {
-                patterns.insert(source.to_string(), compiled_pattern(source));
+                patterns.insert(source.to_string(), shared_pattern(source));
             }
             patterns
                 .get(source)
@@ -541,6 +584,68 @@ fn compare_int_float(int: i128, float: f64) -> Ordering {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Whether `source` is among the patterns compiled for every thread.
+    fn shared(source: &str) -> bool {
+        SHARED_PATTERNS.lock().unwrap().contains_key(source)
+    }
+
+    /// Compiling ahead takes each `pattern` keyword's string at any depth (in
+    /// `properties`, `items`, `anyOf`), and no other string: not a `description`, not a
+    /// property named `pattern`, not an `enum` member.
+    #[test]
+    fn patterns_are_compiled_ahead_from_every_depth_and_no_other_string() {
+        let schema = json!({
+            "pattern": "^ahead-top$",
+            "description": "^ahead-description$",
+            "enum": ["^ahead-enum$"],
+            "properties": {
+                "pattern": {"type": "string", "pattern": "^ahead-property$"},
+                "list": {"items": {"anyOf": [{"pattern": "^ahead-any-of$"}]}}
+            }
+        });
+        compile_patterns_ahead(&schema);
+        for compiled in ["^ahead-top$", "^ahead-property$", "^ahead-any-of$"] {
+            assert!(shared(compiled), "{compiled}");
+        }
+        for other in ["^ahead-description$", "^ahead-enum$"] {
+            assert!(!shared(other), "{other}");
+        }
+    }
+
+    /// A pattern compiled on one thread is the one another thread matches with; one
+    /// the walk does not evaluate is shared as `None` (ECMA's `.` differs).
+    #[test]
+    fn a_pattern_compiled_ahead_on_one_thread_matches_on_another() {
+        std::thread::spawn(|| {
+            compile_patterns_ahead(&json!({"anyOf": [
+                {"pattern": "^shared-[a-z]+$"},
+                {"pattern": "^shared-.$"}
+            ]}));
+        })
+        .join()
+        .unwrap();
+        assert!(shared("^shared-[a-z]+$") && shared("^shared-.$"));
+        let root = json!({});
+        let walk = Walk {
+            root: &root,
+            natives: &[],
+            outside: None,
+        };
+        assert_eq!(
+            walk.pattern_matches("^shared-[a-z]+$", "shared-abc"),
+            Some(true)
+        );
+        assert_eq!(
+            walk.pattern_matches("^shared-[a-z]+$", "shared-1"),
+            Some(false)
+        );
+        assert_eq!(walk.pattern_matches("^shared-.$", "shared-x"), None);
+        assert_eq!(
+            shared_pattern("^shared-.$").map(|r| r.as_str().to_string()),
+            None
+        );
+    }
 
     /// A few names of a large object are searched, more are found by a walk: fewer
     /// than a quarter of the keys is few.
