@@ -389,7 +389,10 @@ extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> lib
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    match std::panic::catch_unwind(shipshape_main) {
+    let ended = std::panic::catch_unwind(shipshape_main);
+    // The runtime's end would flush standard output; `exit_with` has flushed it.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    match ended {
         // Reached only where no command ends the process itself (`exit_with` does).
         Ok(code) => {
             if code == ExitCode::SUCCESS {
