@@ -578,8 +578,8 @@ impl<'a> Tasks<'a> {
                     return Some(spare);
                 }
             }
-            if let Some(task) = take_next(&mut state.tasks) {
-                return Some(task);
+            if let Some(queued) = state.tasks.pop_front() {
+                return Some(queued.task);
             }
             state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner());
         }
@@ -709,9 +709,9 @@ const WARM_HEAP_BYTES: usize = 2 * 1024 * 1024;
 const WARM_BLOCK_BYTES: usize = 1024;
 
 /// Touches up to [`WARM_HEAP_BYTES`] of this thread's heap and frees it, stopping as
-/// soon as `tasks` has a task (spare or not) queued or is closed; returns the bytes touched. A thread's
-/// heap starts empty, and the first touch of each page costs a page fault (2 to 5 µs
-/// here): a helper that started cold took about 300 of them in its first two tasks of
+/// soon as `tasks` has a task (spare or not) queued or is closed; returns the bytes
+/// touched. A thread's heap starts empty, and the first touch of each page costs a
+/// page fault (2 to 5 µs here): a helper that started cold took about 300 of them in its first two tasks of
 /// an example's `render`, each task about half again as long as on the main thread.
 /// The memory stays with this thread's heap, for the tasks that follow.
 fn warm_heap_until_work(tasks: &Tasks<'_>) -> usize {
@@ -771,13 +771,16 @@ fn keep_this_thread_off(core: Option<usize>) {
 mod tests {
     use super::*;
 
+    /// A task named `name`, which adds its name to `log` when it runs.
+    fn logging_into<'l>(log: &'l Mutex<Vec<&'static str>>) -> impl Fn(&'static str) -> Task<'l> {
+        move |name| Box::new(move || log.lock().unwrap().push(name))
+    }
+
     /// Tasks pushed ahead run before those queued earlier, in the order given.
     #[test]
     fn tasks_pushed_ahead_run_first_in_their_order() {
         let log = Mutex::new(Vec::new());
-        let log_of = &log;
-        let task =
-            |name: &'static str| Box::new(move || log_of.lock().unwrap().push(name)) as Task<'_>;
+        let task = logging_into(&log);
         let tasks = Tasks::new();
         tasks.push(task("queued"));
         tasks.push_ahead(vec![task("first"), task("second")]);
@@ -796,8 +799,7 @@ mod tests {
         let log = Mutex::new(Vec::new());
         let flag = std::sync::atomic::AtomicBool::new(false);
         let (log_of, flag_of) = (&log, &flag);
-        let task =
-            |name: &'static str| Box::new(move || log_of.lock().unwrap().push(name)) as Task<'_>;
+        let task = logging_into(&log);
         let tasks = Tasks::new();
         tasks.push_when(move || flag_of.load(Ordering::Acquire), task("flagged"));
         tasks.push_when(|| true, task("ready"));
@@ -826,9 +828,7 @@ mod tests {
     #[test]
     fn spare_tasks_run_only_when_no_other_can_start_and_never_once_closed() {
         let log = Mutex::new(Vec::new());
-        let log_of = &log;
-        let task =
-            |name: &'static str| Box::new(move || log_of.lock().unwrap().push(name)) as Task<'_>;
+        let task = logging_into(&log);
         let tasks = Tasks::new();
         tasks.push_spare(task("spare1"));
         tasks.push_when(|| false, task("waits"));
@@ -853,9 +853,7 @@ mod tests {
     #[test]
     fn work_leaves_spare_tasks_to_the_helper() {
         let log = Mutex::new(Vec::new());
-        let log_of = &log;
-        let task =
-            |name: &'static str| Box::new(move || log_of.lock().unwrap().push(name)) as Task<'_>;
+        let task = logging_into(&log);
         let tasks = Tasks::new();
         tasks.push_spare(task("spare"));
         tasks.push(task("plain"));
@@ -908,9 +906,7 @@ mod tests {
     #[test]
     fn tasks_are_queued_around_the_items() {
         let log = Mutex::new(Vec::new());
-        let log_of = &log;
-        let task =
-            |name: &'static str| Box::new(move || log_of.lock().unwrap().push(name)) as Task<'_>;
+        let task = logging_into(&log);
         let order = |later: Option<usize>| {
             log.lock().unwrap().clear();
             let queue = queue_between(
