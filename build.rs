@@ -15,6 +15,12 @@
 //!
 //! Linked:
 //!
+//! - With the C library linked in, at a fixed address, when `.cargo/config.toml`'s
+//!   `+crt-static` reaches the build (x86_64 Linux with glibc, the host named as a target):
+//!   no dynamic loader runs at start and no shared library is mapped or relocated. An
+//!   example's `render` took 0.94 of the time of the dynamically linked build below
+//!   (paired runs, BENCHMARKS.md). rustc then links GCC's unwinder and a fixed-address
+//!   executable itself, so the next two items apply only to a build without it.
 //! - At a fixed address (`-no-pie`). A position-independent executable makes the
 //!   dynamic loader apply about 27,000 relocations at every start; a fixed-address one
 //!   has them resolved by the linker. That is about half a millisecond of every run
@@ -46,18 +52,26 @@ fn main() {
     write_builtin_presets();
     let linux = std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux");
     let gnu = std::env::var("CARGO_CFG_TARGET_ENV").as_deref() == Ok("gnu");
-    if linux && gnu {
+    if !(linux && gnu) {
+        return;
+    }
+    // Linked statically (`+crt-static`, which `.cargo/config.toml` asks for), rustc
+    // itself links a fixed-address executable and GCC's unwinder; `-no-pie` would also
+    // make a static position-independent one (`+crt-static` alone) crash at start.
+    let crt_static = std::env::var("CARGO_CFG_TARGET_FEATURE")
+        .is_ok_and(|features| features.split(',').any(|f| f == "crt-static"));
+    if !crt_static {
         println!("cargo:rustc-link-arg-bins=-no-pie");
-        let order = concat!(env!("CARGO_MANIFEST_DIR"), "/link/hot-functions.txt");
-        println!("cargo:rerun-if-changed={order}");
-        println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
-        if linked_by_rust_lld() && std::path::Path::new(order).is_file() {
-            println!("cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={order}");
-            println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
-        }
         // Placed before the standard library's `-lgcc_s`, so that the linker takes the
         // unwinder from here and, with `--as-needed`, drops `libgcc_s.so.1`.
         println!("cargo:rustc-link-lib=static:-bundle=gcc_eh");
+    }
+    let order = concat!(env!("CARGO_MANIFEST_DIR"), "/link/hot-functions.txt");
+    println!("cargo:rerun-if-changed={order}");
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+    if linked_by_rust_lld() && std::path::Path::new(order).is_file() {
+        println!("cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={order}");
+        println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
     }
 }
 

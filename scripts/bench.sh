@@ -11,7 +11,7 @@
 #                                    checks that the benchmark works (CI runs it), says
 #                                    nothing about speed
 #   --out FILE                       write the results into FILE instead of BENCHMARKS.md
-#   --shipshape BIN                  time BIN instead of building target/release/shipshape
+#   --shipshape BIN                  time BIN instead of the release build's
 #
 # Per case: `shipshape render --preset P` vs `helm template` (Helm 3 and 4) with the
 # generated chart and its `values-P.yaml`, and `shipshape generate`, timed with
@@ -47,10 +47,20 @@ for tool in "$helm3" "$helm4" /usr/bin/time "$(command -v hyperfine || echo hype
     [[ -x "$tool" ]] || die "$tool is missing: run scripts/install-test-tools.sh"
 done
 
+# The path of the release `shipshape` cargo builds, from its JSON messages (the build
+# is for the host named as a target, `.cargo/config.toml`: `target/<host triple>/release`).
+release_binary() {
+    (cd "$ROOT" && cargo build --release --quiet --message-format=json-render-diagnostics) |
+        python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "shipshape" and m.get("executable"):
+        print(m["executable"])'
+}
+
 if [[ -z "$bin" ]]; then
     log "cargo build --release"
-    (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
-    bin="$ROOT/target/release/shipshape"
+    bin="$(release_binary)" || die "cargo build --release failed"
 fi
 [[ -x "$bin" ]] || die "$bin is not an executable"
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
