@@ -47,16 +47,8 @@ for tool in "$helm3" "$helm4" /usr/bin/time "$(command -v hyperfine || echo hype
     [[ -x "$tool" ]] || die "$tool is missing: run scripts/install-test-tools.sh"
 done
 
-# The path of the release `shipshape` cargo builds, from its JSON messages (the build
-# is for the host named as a target, `.cargo/config.toml`: `target/<host triple>/release`).
-release_binary() {
-    (cd "$ROOT" && cargo build --release --quiet --message-format=json-render-diagnostics) |
-        python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "shipshape" and m.get("executable"):
-        print(m["executable"])'
-}
+# shellcheck source=scripts/release-binary.sh
+source "$ROOT/scripts/release-binary.sh"
 
 if [[ -z "$bin" ]]; then
     log "cargo build --release"

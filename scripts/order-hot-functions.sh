@@ -21,16 +21,8 @@ for tool in valgrind nm python3; do
     command -v "$tool" >/dev/null || die "$tool is missing"
 done
 
-# The path of the release `shipshape` cargo builds, from its JSON messages (the build
-# is for the host named as a target, `.cargo/config.toml`: `target/<host triple>/release`).
-release_binary() {
-    (cd "$ROOT" && cargo build --release --quiet --message-format=json-render-diagnostics) |
-        python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "shipshape" and m.get("executable"):
-        print(m["executable"])'
-}
+# shellcheck source=scripts/release-binary.sh
+source "$ROOT/scripts/release-binary.sh"
 bin="$(release_binary)" || die "cargo build --release failed"
 [[ -x "$bin" ]] || die "cargo build --release gave no shipshape executable"
 
