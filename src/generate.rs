@@ -20,6 +20,7 @@ use crate::guards::{check_guards_with, spec_rule_findings, Finding, Severity};
 use crate::objects::build_objects_of;
 use crate::parallel::{side_by_side, Later, Task};
 use crate::spec::Spec;
+use crate::values::frozen_schema::FrozenSchema;
 use crate::values::{default_values, ValuesError, ValuesSchema};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -250,11 +251,16 @@ fn entries<'f>(files: impl Iterator<Item = (&'f String, &'f String)>) -> Vec<(&'
         .collect()
 }
 
-/// The object tree, the defaults, the contract and the values schema, handed to a
-/// [`Leave`] together.
+/// The object tree, the defaults, the contract and the values schema (the root and
+/// its rules, frozen), handed to a [`Leave`] together.
 pub struct Workings {
     _objects: (Vec<crate::objects::tree::Document>, Vec<Option<String>>),
-    _values: (serde_json::Value, Contract, serde_json::Value),
+    _values: (
+        serde_json::Value,
+        Contract,
+        serde_json::Value,
+        Vec<FrozenSchema>,
+    ),
 }
 
 /// [`generate_review`], handing what the outputs were computed from to `leave` when
@@ -273,7 +279,7 @@ pub fn generate_review_leaving(
     // has built the schema, so that both end together.
     let objects = Later::default();
     let taken = AtomicUsize::new(0);
-    let (templates, (defaults, mut contract, schema, more_templates)) = side_by_side(
+    let (templates, (defaults, mut contract, (schema, rules), more_templates)) = side_by_side(
         || {
             objects.compute(|| build_objects_of(spec));
             objects
@@ -282,13 +288,14 @@ pub fn generate_review_leaving(
         },
         || {
             let defaults = default_values(spec);
-            let mut contract = Contract::over(spec, &defaults);
-            let schema =
-                values_schema_with(spec, contract.take_rule_schemas(), contract.pods, &defaults);
+            // The root rules are frozen as they are built, and the schema is the root
+            // without them: both are written and compiled from these two parts.
+            let (contract, rules) = Contract::over_frozen(spec, &defaults);
+            let schema = values_schema_with(spec, Vec::new(), contract.pods, &defaults);
             let templates = objects
                 .wait()
                 .map(|(docs, _)| document_template_files_taken(docs, &taken));
-            (defaults, contract, schema, templates)
+            (defaults, contract, (schema, rules), templates)
         },
     );
     // `None` only when building the objects panicked, and that panic has reached here.
@@ -326,7 +333,7 @@ pub fn generate_review_leaving(
     let (rest, schema_file, helpers) = (Later::default(), Later::default(), Later::default());
     let chart_tasks: Vec<Task<'_>> = vec![
         Box::new(|| rest.compute(|| build_chart_but_templates_and_schema(&inputs))),
-        Box::new(|| schema_file.compute(|| values_schema_file(&schema))),
+        Box::new(|| schema_file.compute(|| values_schema_file(&schema, &rules))),
         Box::new(|| helpers.compute(|| helpers_template_file(spec, &named))),
     ];
     let hand_over = || {
@@ -346,7 +353,7 @@ pub fn generate_review_leaving(
     let presets = review_presets(
         spec,
         (&docs, &workloads),
-        &schema,
+        (&schema, &rules),
         (&defaults, &contract.presets, &reports),
         (chart_tasks, Box::new(hand_over)),
         (leave, files_ready),
@@ -368,7 +375,7 @@ pub fn generate_review_leaving(
     out.extend(presets.files);
     leave.leave(Workings {
         _objects: (docs, workloads),
-        _values: (defaults, contract, schema),
+        _values: (defaults, contract, schema, rules),
     });
     Ok(Review {
         files: out,
@@ -388,7 +395,7 @@ pub fn generate_review_leaving(
 fn review_presets(
     spec: &Spec,
     (docs, workloads): (&[crate::objects::tree::Document], &[Option<String>]),
-    schema: &serde_json::Value,
+    (schema, rules): (&serde_json::Value, &[FrozenSchema]),
     (defaults, presets, reports): (
         &serde_json::Value,
         &BTreeMap<String, crate::values::presets::Preset>,
@@ -399,7 +406,7 @@ fn review_presets(
 ) -> Result<Review, GenerateError> {
     // Compiled once for every preset; each preset's parts equal to the defaults' are
     // not checked again once the defaults have passed.
-    let validator = ValuesSchema::for_many_checks_beside(schema, defaults);
+    let validator = ValuesSchema::for_many_checks_beside_with_rules(schema, rules, defaults);
     let names = plan_names_of(presets);
     let (exprs, spec_findings) = (capacity_exprs(spec), spec_rule_findings(spec));
     let shared = PresetInputs {

@@ -33,6 +33,8 @@ pub struct ChartInputs<'a> {
     pub spec: &'a Spec,
     pub docs: &'a [Document],
     pub default_values: &'a Value,
+    /// The values schema without its root rules (its `allOf`): what the values files'
+    /// comments read (the properties' descriptions).
     pub values_schema: &'a Value,
     pub presets: &'a BTreeMap<String, crate::values::presets::Preset>,
     /// The plans and root rules the schema was built from.
@@ -126,11 +128,15 @@ pub fn helpers_template_file(spec: &Spec, named: &NamedTemplates) -> (String, St
     )
 }
 
-/// `values.schema.json` of the chart, as a file.
-pub fn values_schema_file(values_schema: &Value) -> (String, String) {
+/// `values.schema.json` of the chart, as a file: the root `values_schema` with the
+/// root rules `rules` as its `allOf`.
+pub fn values_schema_file(
+    values_schema: &Value,
+    rules: &[crate::values::frozen_schema::FrozenSchema],
+) -> (String, String) {
     (
         "values.schema.json".into(),
-        crate::backends::schema_json::schema_json(values_schema),
+        crate::backends::schema_json::schema_json_with_rules(values_schema, rules),
     )
 }
 

@@ -7,6 +7,7 @@
 //! one-line form is longer than `LINE_LIMIT` opens one level further, so a golden
 //! diff still shows which rule of which workload moved.
 
+use crate::values::frozen_schema::FrozenSchema;
 use serde_json::Value;
 
 /// Nesting depth above which every non-empty object and array is opened, one member
@@ -26,6 +27,166 @@ pub fn schema_json(v: &Value) -> String {
     out.push(b'\n');
     // `serde_json` writes UTF-8, and so does everything else here.
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`schema_json`] of the whole schema `root` with `rules` as its `allOf`
+/// ([`crate::values::frozen_schema::whole_schema`]), without building it: the same text.
+pub fn schema_json_with_rules(root: &Value, rules: &[FrozenSchema]) -> String {
+    let Value::Object(map) = root else {
+        return schema_json(root);
+    };
+    if rules.is_empty() {
+        return schema_json(root);
+    }
+    let mut entries: Vec<(&str, Entry<'_>)> = Vec::with_capacity(map.len() + 1);
+    let mut rules = Some(rules);
+    for (key, value) in map {
+        if key.as_str() >= "allOf" {
+            if let Some(rules) = rules.take() {
+                entries.push(("allOf", Entry::Rules(rules)));
+            }
+            if key == "allOf" {
+                continue;
+            }
+        }
+        entries.push((key, Entry::Json(value)));
+    }
+    if let Some(rules) = rules {
+        entries.push(("allOf", Entry::Rules(rules)));
+    }
+    let mut out = Vec::new();
+    write_root(&mut out, &entries);
+    out.push(b'\n');
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// A member of the root [`schema_json_with_rules`] writes.
+enum Entry<'a> {
+    Json(&'a Value),
+    Rules(&'a [FrozenSchema]),
+}
+
+/// Appends the root object of `members`, one member per line, as [`write_value`]
+/// writes the root.
+fn write_root(out: &mut Vec<u8>, members: &[(&str, Entry<'_>)]) {
+    out.push(b'{');
+    for (i, (key, member)) in members.iter().enumerate() {
+        out.extend_from_slice(if i == 0 { b"\n  " } else { b",\n  " });
+        write_string(out, key);
+        out.extend_from_slice(b": ");
+        match member {
+            Entry::Json(value) => write_value(out, value, 1),
+            Entry::Rules(rules) => write_frozen_array(out, rules, 1),
+        }
+    }
+    out.extend_from_slice(b"\n}");
+}
+
+/// [`write_value`] of a frozen array of schemas.
+fn write_frozen_array(out: &mut Vec<u8>, items: &[FrozenSchema], depth: usize) {
+    if items.is_empty() {
+        out.extend_from_slice(b"[]");
+        return;
+    }
+    if depth >= OPEN_DEPTH && write_frozen_one_line_within(out, items, LINE_LIMIT) {
+        return;
+    }
+    let indent = "  ".repeat(depth + 1);
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+        out.extend_from_slice(indent.as_bytes());
+        write_frozen(out, item, depth + 1);
+    }
+    out.push(b'\n');
+    out.extend_from_slice("  ".repeat(depth).as_bytes());
+    out.push(b']');
+}
+
+/// [`write_value`] of a frozen schema: the text of the JSON it was frozen from.
+fn write_frozen(out: &mut Vec<u8>, v: &FrozenSchema, depth: usize) {
+    match v {
+        FrozenSchema::Json(v) => write_value(out, v, depth),
+        FrozenSchema::Array(items) => write_frozen_array(out, items, depth),
+        FrozenSchema::Object(entries) if entries.is_empty() => out.extend_from_slice(b"{}"),
+        FrozenSchema::Object(entries) => {
+            if depth >= OPEN_DEPTH {
+                let start = out.len();
+                if write_frozen_one_line_until(out, v, start.saturating_add(LINE_LIMIT)) {
+                    return;
+                }
+                out.truncate(start);
+            }
+            let indent = "  ".repeat(depth + 1);
+            out.push(b'{');
+            for (i, (key, value)) in entries.iter().enumerate() {
+                out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+                out.extend_from_slice(indent.as_bytes());
+                write_string(out, key);
+                out.extend_from_slice(b": ");
+                write_frozen(out, value, depth + 1);
+            }
+            out.push(b'\n');
+            out.extend_from_slice("  ".repeat(depth).as_bytes());
+            out.push(b'}');
+        }
+    }
+}
+
+/// [`write_one_line_within`] of a frozen array of schemas.
+fn write_frozen_one_line_within(out: &mut Vec<u8>, items: &[FrozenSchema], limit: usize) -> bool {
+    let start = out.len();
+    let end = start.saturating_add(limit);
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b", ");
+        }
+        if !write_frozen_one_line_until(out, item, end) {
+            out.truncate(start);
+            return false;
+        }
+    }
+    out.push(b']');
+    if out.len() > end {
+        out.truncate(start);
+        return false;
+    }
+    true
+}
+
+/// [`write_one_line_until`] of a frozen schema.
+fn write_frozen_one_line_until(out: &mut Vec<u8>, v: &FrozenSchema, end: usize) -> bool {
+    match v {
+        FrozenSchema::Json(v) => return write_one_line_until(out, v, end),
+        FrozenSchema::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                if !write_frozen_one_line_until(out, item, end) {
+                    return false;
+                }
+            }
+            out.push(b']');
+        }
+        FrozenSchema::Object(entries) => {
+            out.push(b'{');
+            for (i, (key, item)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                write_string(out, key);
+                out.extend_from_slice(b": ");
+                if !write_frozen_one_line_until(out, item, end) {
+                    return false;
+                }
+            }
+            out.push(b'}');
+        }
+    }
+    out.len() <= end
 }
 
 /// Appends `v` to `out`, which holds the text so far: each entry is written in place,
@@ -351,6 +512,84 @@ mod tests {
         assert_eq!(text.lines().count(), 7, "{text}");
         assert!(text.contains("\n    \"e\": {\n      \"k\": \"x"), "{text}");
         assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), past);
+    }
+
+    /// Random roots and rules shaped like schemas (keywords that take schemas, data,
+    /// strings long enough to open an entry at every depth): the root written with its
+    /// rules frozen is the whole schema's text, byte for byte.
+    #[test]
+    fn a_root_with_frozen_rules_is_written_as_the_whole_schema() {
+        use crate::values::frozen_schema::whole_schema;
+        use proptest::prelude::*;
+        let keys = prop::sample::select(vec![
+            "$ref",
+            "$schema",
+            "additionalProperties",
+            "allOf",
+            "anyOf",
+            "const",
+            "definitions",
+            "description",
+            "else",
+            "enum",
+            "if",
+            "items",
+            "not",
+            "oneOf",
+            "properties",
+            "required",
+            "then",
+            "type",
+            "x\"y",
+        ]);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            (0usize..1100).prop_map(|n| Value::from("é".repeat(n / 2))),
+            Just(json!({})),
+            Just(json!([])),
+        ];
+        let values = leaf.prop_recursive(5, 64, 5, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::btree_map(keys.clone(), inner, 0..4).prop_map(|m| {
+                    Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                }),
+            ]
+        });
+        let root = prop::collection::btree_map(
+            prop::sample::select(vec![
+                "$schema",
+                "additionalProperties",
+                "allOf",
+                "b",
+                "type",
+            ]),
+            values.clone(),
+            0..4,
+        );
+        let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+            cases: 400,
+            ..proptest::test_runner::Config::default()
+        });
+        runner
+            .run(
+                &(root, prop::collection::vec(values, 0..5)),
+                |(root, rules)| {
+                    let root =
+                        Value::Object(root.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+                    let rules: Vec<FrozenSchema> =
+                        rules.into_iter().map(FrozenSchema::of_schema).collect();
+                    let whole = whole_schema(&root, &rules);
+                    prop_assert_eq!(schema_json_with_rules(&root, &rules), schema_json(&whole));
+                    Ok(())
+                },
+            )
+            .unwrap();
+        // A root that is not an object has no rules to hold.
+        let rules = [FrozenSchema::of_schema(json!({"const": 1}))];
+        assert_eq!(schema_json_with_rules(&json!(3), &rules), "3\n");
     }
 
     #[test]

@@ -17,7 +17,8 @@ pub mod rules;
 pub mod schema;
 
 use crate::spec::Spec;
-use crate::values::presets::Preset;
+use crate::values::frozen_schema::FrozenSchema;
+use crate::values::presets::{Preset, PLAN_KEY};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -61,14 +62,63 @@ impl Contract {
     /// contract is the one over its whole values, without a copy of every workload's
     /// values for each plan.
     pub fn over(spec: &Spec, defaults: &Value) -> Self {
+        Contract::over_emitting(spec, defaults, false, &mut |_, _| {})
+    }
+
+    /// [`Contract::over`] with each root rule's schema frozen as it is built (in the
+    /// rules' order), its `schema` left null: `generate` writes and compiles the rules
+    /// from their frozen form
+    /// ([`crate::values::schema_program::SchemaProgram::compile_with_rules`]). Each
+    /// rule's JSON is dropped once frozen, and the next rule is built in its memory;
+    /// each plan's schema is built frozen ([`plans::plan_contract_frozen_over`]) and
+    /// becomes its `capacity.plan` rule's `then`. At 400 workloads the rules' JSON
+    /// held about 70 MB until the end.
+    pub fn over_frozen(spec: &Spec, defaults: &Value) -> (Self, Vec<FrozenSchema>) {
+        let mut frozen = Vec::new();
+        let contract = Contract::over_emitting(spec, defaults, true, &mut |rule, plans| {
+            // A plan's rule is built around its null schema; its `if` names the plan.
+            let plan = (rule.rule == rules::CAPACITY_PLAN)
+                .then(|| {
+                    rule.schema
+                        .pointer(&format!("/if/properties/{PLAN_KEY}/const"))
+                })
+                .flatten()
+                .and_then(Value::as_str)
+                .and_then(|name| plans.remove(name));
+            let mut schema = FrozenSchema::of_schema(std::mem::take(&mut rule.schema));
+            if let Some(then) = plan {
+                schema.insert("then", then);
+            }
+            frozen.push(schema);
+        });
+        (contract, frozen)
+    }
+
+    /// [`Contract::over`], the plans' schemas `frozen` or not, with `emit` given each
+    /// root rule as it is built, before it is kept, and the plans' frozen schemas by
+    /// name (which it may take).
+    fn over_emitting(
+        spec: &Spec,
+        defaults: &Value,
+        frozen: bool,
+        emit: &mut dyn FnMut(&mut rules::RootRule, &mut BTreeMap<String, FrozenSchema>),
+    ) -> Self {
         let map = crate::values::entries_of(defaults);
         let presets = crate::capacity::fit::presets_over(spec, map);
         let exprs = crate::capacity::capacity_exprs(spec);
         let projected = crate::values::project_values(map, &plans::read_paths(spec, &exprs));
         let values = schema::each_plan_values(&projected, &presets);
-        let mut plans = schema::plan_contracts_with(spec, &exprs, &presets, &values);
+        let mut plans = schema::plan_contracts_with(spec, &exprs, &presets, &values, frozen);
         let pods = plans::PodBounds::of(&plans);
-        let rules = rules::root_rules_over(spec, &mut plans, pods, defaults);
+        let mut frozen_plans: BTreeMap<String, FrozenSchema> = plans
+            .iter_mut()
+            .filter_map(|plan| Some((plan.name.clone(), plan.frozen_schema.take()?)))
+            .collect();
+        let mut rules = Vec::new();
+        rules::each_root_rule(spec, &mut plans, pods, defaults, &mut |mut rule| {
+            emit(&mut rule, &mut frozen_plans);
+            rules.push(rule);
+        });
         Contract {
             presets,
             plans,
@@ -537,6 +587,53 @@ mod tests {
             let spec = crate::spec::load_spec(&text, &path.display().to_string()).unwrap();
             (path, spec)
         })
+    }
+
+    /// Built frozen, the contract is the same contract, and its root rules with the
+    /// schema's root are the whole schema: each rule frozen from its JSON, each plan's
+    /// rule holding its plan's schema (built frozen). Compiled from the two parts, the
+    /// schema decides the defaults and every plan's values as the whole schema does.
+    #[test]
+    fn a_contract_built_frozen_is_the_same_contract_and_schema() {
+        use crate::values::frozen_schema::whole_schema;
+        let mut plans_seen = 0;
+        for (path, spec) in generating_specs() {
+            let defaults = crate::values::default_values(&spec);
+            let mut json = Contract::over(&spec, &defaults);
+            let (frozen, rules) = Contract::over_frozen(&spec, &defaults);
+            assert_eq!(frozen.presets, json.presets, "{}", path.display());
+            assert_eq!(frozen.pods, json.pods, "{}", path.display());
+            let described = |c: &Contract| -> Vec<(String, &str, String)> {
+                c.rules
+                    .iter()
+                    .map(|r| (r.path.clone(), r.rule, r.description.clone()))
+                    .collect()
+            };
+            assert_eq!(described(&frozen), described(&json), "{}", path.display());
+            assert!(frozen.rules.iter().all(|r| r.schema.is_null()));
+            for (a, b) in frozen.plans.iter().zip(&json.plans) {
+                assert_eq!((&a.name, &a.bounds), (&b.name, &b.bounds));
+                assert!(a.frozen_schema.is_none(), "taken into its rule");
+            }
+            plans_seen += json.plans.len();
+            let whole =
+                schema::values_schema_with(&spec, json.take_rule_schemas(), json.pods, &defaults);
+            let root = schema::values_schema_with(&spec, Vec::new(), frozen.pods, &defaults);
+            assert!(root.get("allOf").is_none());
+            assert_eq!(whole_schema(&root, &rules), whole, "{}", path.display());
+            let parts =
+                crate::values::schema_program::SchemaProgram::compile_with_rules(&root, &rules);
+            let program = crate::values::schema_program::SchemaProgram::compile(&whole);
+            for name in schema::plan_names_of(&json.presets) {
+                let values = schema::plan_values_over(
+                    crate::values::entries_of(&defaults),
+                    &json.presets,
+                    &name,
+                );
+                assert_eq!(parts.verdict(&values), program.verdict(&values), "{name}");
+            }
+        }
+        assert!(plans_seen > 10, "{plans_seen}");
     }
 
     /// A plan's values noting the defaults' copies are the plan's values; each copy

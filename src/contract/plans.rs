@@ -24,6 +24,7 @@ use crate::capacity::{capacity_exprs, Capacity, CapacityExprs, CapacityReport};
 use crate::contract::object;
 use crate::model::INT_MAX;
 use crate::spec::{Spec, WorkloadClass};
+use crate::values::frozen_schema::FrozenSchema;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -67,8 +68,12 @@ fn limits(fragment: &Value) -> (Option<f64>, Option<f64>) {
 pub struct PlanContract {
     pub name: String,
     pub bounds: Vec<PlanBound>,
-    /// The `then` schema: the bounds, nested as the values are.
+    /// The `then` schema: the bounds, nested as the values are (null when it is
+    /// built frozen).
     pub schema: Value,
+    /// The same schema frozen, instead, for [`crate::contract::Contract::over_frozen`]
+    /// ([`plan_contract_frozen_over`]); `None` otherwise.
+    pub frozen_schema: Option<FrozenSchema>,
     /// The capacity report the bounds come from, of the plan's values (`None` when
     /// they do not evaluate): the one of its whole values, since the values it is
     /// computed over hold every path the formula reads ([`read_paths`]). `generate`'s
@@ -120,6 +125,42 @@ impl SchemaTree {
             0 => json!({}),
             1 => parts.pop().unwrap_or_default(),
             _ => object([("allOf", Value::Array(parts))]),
+        }
+    }
+
+    /// The schema built as JSON (`frozen` false, and no frozen form) or frozen (and
+    /// null as JSON).
+    fn build_as(self, frozen: bool) -> (Value, Option<FrozenSchema>) {
+        if frozen {
+            (Value::Null, Some(self.build_frozen()))
+        } else {
+            (self.build(), None)
+        }
+    }
+
+    /// [`SchemaTree::build`] frozen ([`FrozenSchema::of_schema`]), without building
+    /// the JSON of the `properties` nesting the fragments.
+    pub(crate) fn build_frozen(self) -> FrozenSchema {
+        let mut parts: Vec<FrozenSchema> =
+            self.here.into_iter().map(FrozenSchema::of_schema).collect();
+        if !self.children.is_empty() {
+            let properties: Box<[(Box<str>, FrozenSchema)]> = self
+                .children
+                .into_iter()
+                .map(|(k, v)| (k.into_boxed_str(), v.build_frozen()))
+                .collect();
+            parts.push(FrozenSchema::Object(Box::new([(
+                "properties".into(),
+                FrozenSchema::Object(properties),
+            )])));
+        }
+        match parts.len() {
+            0 => FrozenSchema::Object(Box::new([])),
+            1 => parts.pop().unwrap_or(FrozenSchema::Object(Box::new([]))),
+            _ => FrozenSchema::Object(Box::new([(
+                "allOf".into(),
+                FrozenSchema::Array(parts.into_boxed_slice()),
+            )])),
         }
     }
 }
@@ -304,12 +345,35 @@ pub fn plan_contract_over(
     name: &str,
     values: &Value,
 ) -> PlanContract {
+    plan_contract_in(exprs, spec, name, values, false)
+}
+
+/// [`plan_contract_over`] with the schema built frozen ([`PlanContract::frozen_schema`]).
+pub fn plan_contract_frozen_over(
+    exprs: &CapacityExprs,
+    spec: &Spec,
+    name: &str,
+    values: &Value,
+) -> PlanContract {
+    plan_contract_in(exprs, spec, name, values, true)
+}
+
+/// [`plan_contract_over`], its schema `frozen` or not.
+fn plan_contract_in(
+    exprs: &CapacityExprs,
+    spec: &Spec,
+    name: &str,
+    values: &Value,
+    frozen: bool,
+) -> PlanContract {
     let mut c = Collect::default();
     let Some((plan_report, _)) = report(exprs, spec, values) else {
+        let (schema, frozen_schema) = SchemaTree::default().build_as(frozen);
         return PlanContract {
             name: name.to_string(),
             bounds: Vec::new(),
-            schema: json!({}),
+            schema,
+            frozen_schema,
             report: None,
         };
     };
@@ -552,10 +616,12 @@ pub fn plan_contract_over(
     }
 
     drop(rows);
+    let (schema, frozen_schema) = c.tree.build_as(frozen);
     PlanContract {
         name: name.to_string(),
         bounds: c.bounds,
-        schema: c.tree.build(),
+        schema,
+        frozen_schema,
         report: Some(plan_report),
     }
 }

@@ -56,6 +56,9 @@ fn fatal_shared_stores(spec: &Spec) -> Vec<&String> {
         .collect()
 }
 
+/// The id of the rule that bounds the values by the plan they name.
+pub const CAPACITY_PLAN: &str = "capacity.plan";
+
 /// A rule on the whole values tree, generated for the spec's workloads and stores.
 pub struct RootRule {
     /// The guard's rule id.
@@ -387,7 +390,7 @@ fn contract_rules(
     for plan in plans.iter_mut() {
         let name = &plan.name;
         emit(rule(
-            "capacity.plan",
+            CAPACITY_PLAN,
             crate::values::presets::PLAN_KEY,
             format!("capacity.plan: with `capacityPlan: {name}` the values stay within the bounds plan `{name}` was checked with (chart README); to go beyond them add a preset to `shipshape.yaml` and regenerate"),
             object([

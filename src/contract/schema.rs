@@ -326,6 +326,7 @@ pub fn plan_contracts_over(
         &crate::capacity::capacity_exprs(spec),
         presets,
         &each_plan_values(defaults, presets),
+        false,
     )
 }
 
@@ -343,17 +344,24 @@ pub fn each_plan_values(
 /// The contract of every plan, over each plan's values already resolved
 /// ([`each_plan_values`]) and the spec's capacity formula already built
 /// ([`crate::capacity::capacity_exprs`]), each on the next free core, in the plans'
-/// order.
+/// order; their schemas `frozen` ([`crate::contract::plans::plan_contract_frozen_over`])
+/// or not.
 pub fn plan_contracts_with(
     spec: &Spec,
     exprs: &crate::capacity::CapacityExprs,
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
     values: &[Value],
+    frozen: bool,
 ) -> Vec<crate::contract::plans::PlanContract> {
+    use crate::contract::plans::{plan_contract_frozen_over, plan_contract_over};
     let names = plan_names_of(presets);
     let plans: Vec<(&String, &Value)> = names.iter().zip(values).collect();
     crate::parallel::map_in_parallel(&plans, |(name, values)| {
-        crate::contract::plans::plan_contract_over(exprs, spec, name, values)
+        if frozen {
+            plan_contract_frozen_over(exprs, spec, name, values)
+        } else {
+            plan_contract_over(exprs, spec, name, values)
+        }
     })
 }
 

@@ -6,6 +6,7 @@
 //! the loaders here do the same, so expressions evaluate as they do under Helm.
 
 mod coalesce;
+pub mod frozen_schema;
 pub mod locate;
 pub mod presets;
 pub mod schema_program;
@@ -495,6 +496,11 @@ pub fn check_values_schema(
 /// not and to word the violations of refused values.
 pub struct ValuesSchema<'s> {
     schema: &'s Value,
+    /// The root's `allOf`, frozen, when the schema comes as a root without it and its
+    /// rules ([`ValuesSchema::for_many_checks_beside_with_rules`]); empty otherwise.
+    rules: &'s [frozen_schema::FrozenSchema],
+    /// The whole schema, built from the root and its rules only to word violations.
+    whole: std::sync::OnceLock<Value>,
     /// Compiled on the first check, when made for many.
     program: Option<std::sync::OnceLock<schema_program::SchemaProgram<'s>>>,
     validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
@@ -512,6 +518,8 @@ impl<'s> ValuesSchema<'s> {
     pub fn new(schema: &'s Value) -> Self {
         ValuesSchema {
             schema,
+            rules: &[],
+            whole: std::sync::OnceLock::new(),
             program: None,
             validator: std::sync::OnceLock::new(),
             base: None,
@@ -543,14 +551,39 @@ impl<'s> ValuesSchema<'s> {
         }
     }
 
+    /// [`ValuesSchema::for_many_checks_beside`] of the whole schema `root` with `rules`
+    /// as its `allOf` ([`frozen_schema::whole_schema`]), without building it: `generate`
+    /// keeps the root rules frozen ([`crate::contract::Contract::over_frozen`]).
+    pub fn for_many_checks_beside_with_rules(
+        root: &'s Value,
+        rules: &'s [frozen_schema::FrozenSchema],
+        base: &'s Value,
+    ) -> Self {
+        ValuesSchema {
+            rules,
+            ..ValuesSchema::for_many_checks_beside(root, base)
+        }
+    }
+
+    /// The whole schema: the one given, or the root with its rules, built once.
+    fn whole(&self) -> &Value {
+        if self.rules.is_empty() {
+            return self.schema;
+        }
+        self.whole
+            .get_or_init(|| frozen_schema::whole_schema(self.schema, self.rules))
+    }
+
     /// Whether `values` pass, when the walk or the program can decide. `copies`, when
     /// given, are the parts of `values` that are copies of the base values' at the
     /// same place (otherwise they are found by comparing).
     fn verdict(&self, values: &Value, copies: Option<&[&Value]>) -> Option<bool> {
         let Some(program) = &self.program else {
-            return schema_verdict::schema_verdict(self.schema, values);
+            return schema_verdict::schema_verdict(self.whole(), values);
         };
-        let program = program.get_or_init(|| schema_program::SchemaProgram::compile(self.schema));
+        let program = program.get_or_init(|| {
+            schema_program::SchemaProgram::compile_with_rules(self.schema, self.rules)
+        });
         match &self.base {
             Some((base, passed)) if std::ptr::eq(values, *base) => {
                 let verdict = program.verdict(values);
@@ -573,7 +606,7 @@ impl<'s> ValuesSchema<'s> {
     /// The compiled schema; an invalid schema is reported as a violation of `source_name`.
     fn compiled(&self, source_name: &str) -> Result<&jsonschema::Validator, ValuesError> {
         self.validator
-            .get_or_init(|| jsonschema::draft7::new(self.schema).map_err(|e| e.to_string()))
+            .get_or_init(|| jsonschema::draft7::new(self.whole()).map_err(|e| e.to_string()))
             .as_ref()
             .map_err(|e| ValuesError::Schema {
                 source_name: source_name.to_string(),
@@ -650,7 +683,7 @@ impl<'s> ValuesSchema<'s> {
             violations.push(SchemaViolation {
                 path,
                 message: violation_message(
-                    self.schema,
+                    self.whole(),
                     e.evaluation_path().as_str(),
                     &e.to_string(),
                 ),
@@ -926,6 +959,54 @@ mod tests {
             Some(&json!({"const": "redis"}))
         );
         assert_eq!(schema_node(&schema, "/properties/store/$ref"), None);
+    }
+
+    /// Checked against a root and its frozen rules, values pass and are refused as
+    /// against the whole schema, with the same violations worded by the same rules
+    /// (the whole schema is built only for those words), beside passing base values
+    /// or not.
+    #[test]
+    fn a_schema_with_frozen_rules_checks_as_the_whole_schema() {
+        use frozen_schema::{whole_schema, FrozenSchema};
+        let root = json!({
+            "definitions": {"OnRedis": {"properties": {"backend": {"const": "redis"}}}},
+            "properties": {"store": {"type": "object"}, "n": {"type": "integer"}},
+            "additionalProperties": false
+        });
+        let rules: Vec<FrozenSchema> = [
+            json!({"description": "replicas.shared-stores: the store is on Redis", "properties": {"store": {"$ref": "#/definitions/OnRedis"}}}),
+            json!({"description": "capacity.plan: n stays within 3", "properties": {"n": {"maximum": 3}}}),
+        ]
+        .into_iter()
+        .map(FrozenSchema::of_schema)
+        .collect();
+        let whole = whole_schema(&root, &rules);
+        let base = json!({"store": {"backend": "redis"}, "n": 1});
+        let by_whole = ValuesSchema::new(&whole);
+        let by_parts = ValuesSchema::for_many_checks_beside_with_rules(&root, &rules, &base);
+        assert!(by_parts.check(&base, "v").is_ok());
+        for values in [
+            json!({"store": {"backend": "memory"}, "n": 1}),
+            json!({"store": {"backend": "redis"}, "n": 4}),
+            json!({"store": {"backend": "memory"}, "n": 9, "extra": true}),
+            json!({"store": {"backend": "redis"}, "n": 2}),
+        ] {
+            let (a, b) = (by_whole.check(&values, "v"), by_parts.check(&values, "v"));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{values}");
+        }
+        let Err(ValuesError::Schema { violations, .. }) =
+            by_parts.check(&json!({"store": {"backend": "memory"}, "n": 4}), "v")
+        else {
+            panic!("refused")
+        };
+        let messages: Vec<&str> = violations.iter().map(|v| v.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "refused by capacity.plan: n stays within 3 (4 is greater than the maximum of 3)",
+                "refused by replicas.shared-stores: the store is on Redis"
+            ]
+        );
     }
 
     /// A projection keeps each path's value whole and, on the way to it, only the keys

@@ -12,14 +12,15 @@
 //! (cannot decide) included. Unit tests hold the two equal on hand-written schemas,
 //! on every example's values schema and on random schemas and values.
 
+use super::frozen_schema::FrozenSchema;
 use super::schema_verdict::{
-    bound, compiled_pattern, equal, every, length, resolve_pointer, searched, type_matches,
-    MAX_DEPTH,
+    bound, compiled_pattern, equal, every, length, searched, type_matches, MAX_DEPTH,
 };
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::sync::OnceLock;
+
+mod compiler;
 
 /// A compiled values schema.
 pub struct SchemaProgram<'s> {
@@ -196,18 +197,15 @@ impl Pattern<'_> {
 impl<'s> SchemaProgram<'s> {
     /// Compiles `schema` (a root: its `$ref`s resolve in it).
     pub fn compile(schema: &'s Value) -> Self {
-        let mut compiler = Compiler {
-            root: schema,
-            program: SchemaProgram {
-                nodes: Vec::new(),
-                patterns: Vec::new(),
-                root: 0,
-            },
-            targets: std::collections::BTreeMap::new(),
-            patterns: HashMap::new(),
-        };
-        compiler.program.root = compiler.node(schema);
-        compiler.program
+        SchemaProgram::compile_with_rules(schema, &[])
+    }
+
+    /// [`SchemaProgram::compile`] of the whole schema `root` with `rules` as its
+    /// `allOf` ([`super::frozen_schema::whole_schema`]), the rules frozen: the same
+    /// program, the rules' data borrowed from their frozen form. Their `$ref`s are to
+    /// `root`'s definitions.
+    pub fn compile_with_rules(root: &'s Value, rules: &'s [FrozenSchema]) -> Self {
+        compiler::compile(root, rules)
     }
 
     /// Whether `values` pass: what [`schema_verdict`](super::schema_verdict::schema_verdict)
@@ -594,162 +592,6 @@ where
     })
 }
 
-/// Turns schema nodes into [`Node`]s. A node a `$ref` names is compiled once, however
-/// many references name it, so a reference cycle is a cycle of nodes, which the depth
-/// limit stops as it stops the walk; every other node has one parent and is compiled
-/// where it stands.
-struct Compiler<'s> {
-    root: &'s Value,
-    program: SchemaProgram<'s>,
-    /// Each node a reference names, compiled, by address (ordered by address: no
-    /// hashing, which was a tenth of the compilation with the default hasher).
-    targets: std::collections::BTreeMap<*const Value, usize>,
-    /// Each pattern, by source.
-    patterns: HashMap<&'s str, usize>,
-}
-
-/// The names of a `required` argument when all are strings in ascending order.
-fn in_order(argument: &Value) -> Option<Vec<&str>> {
-    let names: Vec<&str> = argument
-        .as_array()?
-        .iter()
-        .map(Value::as_str)
-        .collect::<Option<_>>()?;
-    names.windows(2).all(|w| w[0] < w[1]).then_some(names)
-}
-
-impl<'s> Compiler<'s> {
-    /// The node a reference names: compiled the first time, and entered before its
-    /// children are, so a reference back to it is to this node.
-    fn target(&mut self, schema: &'s Value) -> usize {
-        let key = schema as *const Value;
-        if let Some(&index) = self.targets.get(&key) {
-            return index;
-        }
-        let index = self.program.nodes.len();
-        self.program.nodes.push(Node::NotASchema);
-        self.targets.insert(key, index);
-        self.fill(index, schema);
-        index
-    }
-
-    fn node(&mut self, schema: &'s Value) -> usize {
-        let index = self.program.nodes.len();
-        self.program.nodes.push(Node::NotASchema);
-        self.fill(index, schema);
-        index
-    }
-
-    /// Compiles `schema` into node `index`.
-    fn fill(&mut self, index: usize, schema: &'s Value) {
-        let node = match schema {
-            Value::Bool(b) => Node::Bool(*b),
-            Value::Object(map) => self.object(map),
-            _ => Node::NotASchema,
-        };
-        self.program.nodes[index] = node;
-    }
-
-    fn object(&mut self, map: &'s Map<String, Value>) -> Node<'s> {
-        // As the walk: a `$ref` (which the first key's place tells) replaces the rest.
-        if map
-            .keys()
-            .next()
-            .is_some_and(|k| k.as_bytes().first().is_none_or(|&c| c <= b'$'))
-        {
-            if let Some(reference) = map.get("$ref") {
-                let target = reference
-                    .as_str()
-                    .and_then(|r| resolve_pointer(self.root, r))
-                    .map(|target| self.target(target));
-                return Node::Ref(target);
-            }
-        }
-        let mut keywords = Vec::new();
-        for (keyword, argument) in map {
-            let compiled = match keyword.as_str() {
-                "$schema" | "$comment" | "title" | "description" | "default" | "examples"
-                | "definitions" | "then" | "else" => continue,
-                "type" => Keyword::Type(argument),
-                "const" => Keyword::Const(argument),
-                "enum" => match argument.as_array() {
-                    Some(options) => Keyword::Enum(options),
-                    None => Keyword::Unknown,
-                },
-                "minimum" => Keyword::Bound(argument, |o| o != Ordering::Less),
-                "maximum" => Keyword::Bound(argument, |o| o != Ordering::Greater),
-                "exclusiveMinimum" => Keyword::Bound(argument, |o| o == Ordering::Greater),
-                "exclusiveMaximum" => Keyword::Bound(argument, |o| o == Ordering::Less),
-                "minLength" => Keyword::Length(argument, |len, n| len >= n),
-                "maxLength" => Keyword::Length(argument, |len, n| len <= n),
-                "pattern" => match argument.as_str() {
-                    Some(source) => Keyword::Pattern(self.pattern(source)),
-                    None => Keyword::Unknown,
-                },
-                "required" => match in_order(argument) {
-                    Some(names) => Keyword::RequiredInOrder(names),
-                    None => Keyword::Required(argument),
-                },
-                "properties" => Keyword::Properties(argument.as_object().map(|properties| {
-                    properties
-                        .iter()
-                        .map(|(name, sub)| (name.as_str(), self.node(sub)))
-                        .collect()
-                })),
-                "additionalProperties" => Keyword::AdditionalProperties {
-                    pattern_properties: map.contains_key("patternProperties"),
-                    named: map
-                        .get("properties")
-                        .and_then(Value::as_object)
-                        .map(|named| named.keys().map(String::as_str).collect()),
-                    schema: self.node(argument),
-                },
-                "propertyNames" => Keyword::PropertyNames(self.node(argument)),
-                "items" => match argument {
-                    Value::Array(_) => Keyword::Unknown,
-                    _ => Keyword::Items(self.node(argument)),
-                },
-                "allOf" | "anyOf" | "oneOf" => match argument.as_array() {
-                    Some(subs) => {
-                        let subs: Vec<usize> = subs.iter().map(|sub| self.node(sub)).collect();
-                        match keyword.as_str() {
-                            "allOf" => {
-                                let merged = Merged::of(&self.program.nodes, &subs);
-                                Keyword::AllOf(subs, merged)
-                            }
-                            "anyOf" => Keyword::AnyOf(subs),
-                            _ => Keyword::OneOf(subs),
-                        }
-                    }
-                    None => Keyword::Unknown,
-                },
-                "not" => Keyword::Not(self.node(argument)),
-                "if" => Keyword::If {
-                    condition: self.node(argument),
-                    then: map.get("then").map(|sub| self.node(sub)),
-                    otherwise: map.get("else").map(|sub| self.node(sub)),
-                },
-                _ => Keyword::Unknown,
-            };
-            keywords.push(compiled);
-        }
-        Node::Keywords(keywords)
-    }
-
-    fn pattern(&mut self, source: &'s str) -> usize {
-        if let Some(&index) = self.patterns.get(source) {
-            return index;
-        }
-        let index = self.program.patterns.len();
-        self.program.patterns.push(Pattern {
-            source,
-            compiled: OnceLock::new(),
-        });
-        self.patterns.insert(source, index);
-        index
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1099,6 +941,43 @@ mod tests {
             })
             .unwrap();
         assert_each_answer_seen_more_than(&answers.into_inner(), 200);
+    }
+
+    /// Random schemas with random rules: compiled with the rules frozen as the root's
+    /// `allOf`, the program answers what the whole schema's program and walk answer,
+    /// each answer often.
+    #[test]
+    fn random_schemas_with_frozen_rules_decide_as_the_whole_schema() {
+        use crate::values::frozen_schema::{whole_schema, FrozenSchema};
+        let mut runner = deterministic_runner(512);
+        let answers = std::cell::RefCell::new(std::collections::BTreeMap::new());
+        let strategy = (
+            schema_strategy(),
+            schema_strategy(),
+            prop::collection::vec(schema_strategy(), 0..4),
+            prop::collection::vec(value_strategy(), 1..6),
+        );
+        runner
+            .run(&strategy, |(body, d0, rules, values)| {
+                let root =
+                    with_definitions(body, json!({"d0": d0, "d1": {"allOf": rules.clone()}}));
+                let frozen: Vec<FrozenSchema> =
+                    rules.into_iter().map(FrozenSchema::of_schema).collect();
+                let whole = whole_schema(&root, &frozen);
+                let (parts, program) = (
+                    SchemaProgram::compile_with_rules(&root, &frozen),
+                    SchemaProgram::compile(&whole),
+                );
+                for v in &values {
+                    let walked = schema_verdict(&whole, v);
+                    prop_assert_eq!(parts.verdict(v), walked, "{} against {}", v, whole);
+                    prop_assert_eq!(program.verdict(v), walked, "{} against {}", v, whole);
+                    *answers.borrow_mut().entry(walked).or_insert(0) += 1;
+                }
+                Ok(())
+            })
+            .unwrap();
+        assert_each_answer_seen_more_than(&answers.into_inner(), 150);
     }
 
     /// Every place in `value`, as JSON pointers, the root (`""`) first.
