@@ -592,6 +592,33 @@ mod tests {
         assert_eq!(schema_json_with_rules(&json!(3), &rules), "3\n");
     }
 
+    /// A frozen schema is written at any depth as its JSON is: an empty object or array
+    /// on its line, a full one opened above the open depth.
+    #[test]
+    fn a_frozen_schema_is_written_at_every_depth_as_its_json() {
+        use crate::values::frozen_schema::FrozenSchema;
+        for v in [
+            json!({}),
+            json!([]),
+            json!({"properties": {}}),
+            json!({"allOf": []}),
+            json!({"allOf": [{}, {"const": {"a": []}}]}),
+            json!({"properties": {"p": {"description": "x".repeat(LINE_LIMIT)}}}),
+            // An array of schemas whose one line is the limit exactly, and a byte more
+            // with its closing bracket.
+            json!({"anyOf": [{"description": "x".repeat(LINE_LIMIT - 21)}]}),
+            json!({"anyOf": [{"description": "x".repeat(LINE_LIMIT - 20)}]}),
+        ] {
+            let frozen = FrozenSchema::of_schema(v.clone());
+            for depth in 0..4 {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                write_frozen(&mut a, &frozen, depth);
+                write_value(&mut b, &v, depth);
+                assert_eq!(String::from_utf8(a), String::from_utf8(b), "{v} at {depth}");
+            }
+        }
+    }
+
     #[test]
     fn one_line_spaces_its_separators_and_escapes_keys() {
         assert_eq!(
