@@ -285,7 +285,7 @@ fn notes(spec: &Spec) -> Result<String, TemplateError> {
             chart_name => spec.chart.name.clone(),
             chart_version => spec.chart.version.clone(),
             workloads => minijinja::Value::from(minijinja::value::Serde(workload_rows(spec))),
-            redis_servers => crate::values::bundled_defaults(spec).redis.keys().cloned().collect::<Vec<String>>(),
+            redis_servers => crate::values::bundled_redis_servers(spec).into_iter().map(str::to_string).collect::<Vec<String>>(),
             any_bundled => crate::objects::secret::any_bundled(spec).to_go(),
         },
     )

@@ -94,7 +94,7 @@ pub fn entry_notes(spec: &Spec) -> EntryNotes {
             format!("Redis server `{name}`{role}: its client limit, reservations and policy."),
         );
     }
-    for name in crate::values::bundled_defaults(spec).redis.keys() {
+    for name in crate::values::bundled_redis_servers(spec) {
         notes.insert(
             format!("bundled.redis.{name}"),
             format!(

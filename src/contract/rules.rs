@@ -436,8 +436,8 @@ fn contract_rules(
             }),
         ));
     }
-    for server in crate::values::bundled_defaults(spec).redis.keys() {
-        let s = server.as_str();
+    for server in crate::values::bundled_redis_servers(spec) {
+        let s = server;
         emit(rule(
             "dependencies.bundled",
             &format!("dependencyCapacity.redis.servers.{s}"),

@@ -124,9 +124,8 @@ pub fn named_objects(spec: &Spec) -> Vec<NamedObject> {
     // against what `build_objects` renders).
     let mut servers = vec!["bundled-postgres".to_string()];
     servers.extend(
-        crate::values::bundled_defaults(spec)
-            .redis
-            .keys()
+        crate::values::bundled_redis_servers(spec)
+            .into_iter()
             .map(|s| format!("bundled-valkey-{s}")),
     );
     for component in servers {

@@ -75,12 +75,24 @@ fn raw_name() -> Expr {
     )
 }
 
-/// The chart's name or `nameOverride`, cut to 63 characters (`<chart>.name`).
+/// The chart's name or `nameOverride`, cut to 63 characters (`<chart>.name`). Like
+/// [`fullname`], it depends on the chart's name only, and is kept per thread: every
+/// object's labels hold it.
 pub fn chart_name(spec: &Spec) -> Expr {
-    named(
-        template_name(spec, "name"),
-        Expr::DnsName(MAX_NAME, Box::new(raw_name())),
-    )
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, Expr)>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some((chart, expr)) if *chart == spec.chart.name => expr.clone(),
+        _ => {
+            let expr = named(
+                template_name(spec, "name"),
+                Expr::DnsName(MAX_NAME, Box::new(raw_name())),
+            );
+            *last = Some((spec.chart.name.clone(), expr.clone()));
+            expr
+        }
+    })
 }
 
 /// Helm's full name (`<chart>.fullname`), as `helm create` writes it. It depends on
@@ -193,7 +205,7 @@ fn takeover_selector(spec: &Spec, component: Option<&str>) -> Option<Vec<MapPart
     let parts = selector_templates(Some(takeover), workload)
         .into_iter()
         .map(|(key, parts)| MapPart::Entry {
-            key: Key::Static(key),
+            key: Key::Static(key.into()),
             value: Node::Leaf(Expr::DnsName(
                 MAX_NAME,
                 Box::new(template_expr(spec, &parts)),
@@ -246,11 +258,9 @@ pub fn standard_labels(spec: &Spec, component: Option<&str>) -> Vec<MapPart> {
     let Node::Map(own) = manifest!({ (COMPONENT_LABEL): (c) }) else {
         unreachable!("manifest!({{..}}) is a mapping")
     };
-    taken.extend(
-        parts.into_iter().chain(own).filter(
-            |p| !matches!(p, MapPart::Entry { key: Key::Static(k), .. } if held.contains(k)),
-        ),
-    );
+    taken.extend(parts.into_iter().chain(own).filter(
+        |p| !matches!(p, MapPart::Entry { key: Key::Static(k), .. } if held.iter().any(|h| h == k)),
+    ));
     taken
 }
 
@@ -388,6 +398,28 @@ mod tests {
             assert_eq!(
                 name.to_go(),
                 format!("(include \"{}.fullname\" $)", spec.chart.name)
+            );
+        }
+    }
+
+    /// The kept chart name is the one of the spec asked about, as the full name.
+    #[test]
+    fn the_chart_name_is_the_one_of_its_chart() {
+        let a = example("web-shop");
+        let mut b = example("web-shop");
+        b.chart.name = "other-shop".into();
+        for spec in [&a, &a, &b, &a, &b, &b] {
+            let name = chart_name(spec);
+            assert_eq!(
+                name,
+                named(
+                    template_name(spec, "name"),
+                    Expr::DnsName(MAX_NAME, Box::new(raw_name()))
+                )
+            );
+            assert_eq!(
+                name.to_go(),
+                format!("(include \"{}.name\" $)", spec.chart.name)
             );
         }
     }

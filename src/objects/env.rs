@@ -185,7 +185,7 @@ fn bundled_secret_item(w: &Workload<'_>, name: Expr, key: &str, when: Expr) -> (
 /// The Redis servers whose bundled URL a workload reads: the servers of its allocations
 /// with a declared `urlEnv`, and the stores' server when the spec has shared stores.
 pub fn bundled_url_servers(w: &Workload<'_>) -> (Vec<String>, Option<String>) {
-    let bundleable = crate::values::bundled_defaults(w.spec).redis;
+    let bundleable = crate::values::bundled_redis_servers(w.spec);
     let used = used_servers(&w.declared);
     let servers = w
         .spec
@@ -194,13 +194,15 @@ pub fn bundled_url_servers(w: &Workload<'_>) -> (Vec<String>, Option<String>) {
         .servers
         .iter()
         .filter(|(name, s)| {
-            !s.url_env.is_empty() && used.contains(&name.as_str()) && bundleable.contains_key(*name)
+            !s.url_env.is_empty()
+                && used.contains(&name.as_str())
+                && bundleable.contains(name.as_str())
         })
         .map(|(name, _)| name.clone())
         .collect();
     let store = &w.spec.store_redis.server;
     let store =
-        (!w.shared_stores.is_empty() && bundleable.contains_key(store)).then(|| store.clone());
+        (!w.shared_stores.is_empty() && bundleable.contains(store.as_str())).then(|| store.clone());
     (servers, store)
 }
 

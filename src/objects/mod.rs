@@ -36,7 +36,7 @@ pub mod service_monitor;
 pub mod stateful_set;
 pub mod tree;
 
-use crate::expr::{val, Expr, ValuePath};
+use crate::expr::{val, Expr, SmolStr, ValuePath};
 use crate::objects::tree::Document;
 use crate::spec::{Spec, WorkloadClass};
 use serde_json::Value;
@@ -131,7 +131,7 @@ fn each_chart_object(spec: &Spec, emit: &mut dyn FnMut(Document)) {
         "postgres",
         val(&stateful_set::postgres_value("enabled")),
     ));
-    for server in crate::values::bundled_defaults(spec).redis.keys() {
+    for server in crate::values::bundled_redis_servers(spec) {
         let component = stateful_set::valkey_component(server);
         emit(stateful_set::valkey_stateful_set(spec, server));
         emit(service::bundled_service(spec, &component, "valkey", 6379));
@@ -200,12 +200,20 @@ pub struct Workload<'a> {
 impl Workload<'_> {
     /// `workloads.<name>`.
     pub fn path(&self) -> ValuePath {
-        ValuePath::new(["workloads", self.name])
+        ValuePath(vec![
+            SmolStr::new_static("workloads"),
+            SmolStr::new(self.name),
+        ])
     }
 
-    /// `workloads.<name>.<key>`.
+    /// `workloads.<name>.<key>`, made in one allocation: the builders ask for
+    /// thousands of them.
     pub fn value(&self, key: &str) -> ValuePath {
-        self.path().child(key)
+        ValuePath(vec![
+            SmolStr::new_static("workloads"),
+            SmolStr::new(self.name),
+            SmolStr::new(key),
+        ])
     }
 
     /// `workloads.<name>.enabled`.

@@ -83,7 +83,7 @@ fn derived_password(purpose: &str) -> Expr {
 /// Whether any bundled server runs.
 pub fn any_bundled(spec: &Spec) -> Expr {
     let mut on = vec![val(&ValuePath::new(["bundled", "postgres", "enabled"]))];
-    for server in crate::values::bundled_defaults(spec).redis.keys() {
+    for server in crate::values::bundled_redis_servers(spec) {
         on.push(val(&ValuePath::new([
             "bundled", "redis", server, "enabled",
         ])));

@@ -6,6 +6,7 @@
 //! evaluates it. Both use the same layout code in [`crate::backends::emit`].
 
 use crate::expr::{Expr, ValuePath};
+use std::borrow::Cow;
 
 /// A node of a YAML document.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,8 +22,10 @@ pub enum Node {
 /// A key of a block mapping.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Key {
-    /// A key the generator writes (a Kubernetes field or label name).
-    Static(String),
+    /// A key the generator writes (a Kubernetes field or label name): borrowed when
+    /// the builders name it as literal text (nearly every key), so that building an
+    /// object allocates no string for it.
+    Static(Cow<'static, str>),
     /// A key taken from values (a ConfigMap file name, say).
     Dynamic(Expr),
 }
@@ -72,7 +75,7 @@ pub struct Document {
 
 impl Node {
     /// A mapping with unconditional entries, in the given order.
-    pub fn map<K: Into<String>>(entries: Vec<(K, Node)>) -> Node {
+    pub fn map<K: Into<Cow<'static, str>>>(entries: Vec<(K, Node)>) -> Node {
         Node::Map(
             entries
                 .into_iter()
@@ -211,9 +214,9 @@ impl IntoListParts for Vec<ListPart> {
 
 /// `key: <value at path>`, present only when that value is truthy (Helm's
 /// `{{- with }}` idiom).
-pub fn if_set(key: &str, path: &ValuePath) -> MapPart {
+pub fn if_set(key: &'static str, path: &ValuePath) -> MapPart {
     MapPart::Entry {
-        key: Key::Static(key.to_string()),
+        key: Key::Static(Cow::Borrowed(key)),
         value: Node::value(path),
         when: Some(Expr::Ref(path.clone())),
     }
@@ -293,7 +296,7 @@ macro_rules! manifest {
     };
     (@map $p:ident; $key:literal if ($cond:expr) : $value:tt $(, $($rest:tt)*)?) => {
         $p.push($crate::objects::tree::MapPart::Entry {
-            key: $crate::objects::tree::Key::Static(::std::string::String::from($key)),
+            key: $crate::objects::tree::Key::Static(::std::borrow::Cow::Borrowed($key)),
             value: $crate::manifest!(@value $value),
             when: Some($cond),
         });
@@ -301,7 +304,7 @@ macro_rules! manifest {
     };
     (@map $p:ident; $key:literal : $value:tt $(, $($rest:tt)*)?) => {
         $p.push($crate::objects::tree::MapPart::Entry {
-            key: $crate::objects::tree::Key::Static(::std::string::String::from($key)),
+            key: $crate::objects::tree::Key::Static(::std::borrow::Cow::Borrowed($key)),
             value: $crate::manifest!(@value $value),
             when: None,
         });
@@ -309,7 +312,7 @@ macro_rules! manifest {
     };
     (@map $p:ident; ($key:expr) : $value:tt $(, $($rest:tt)*)?) => {
         $p.push($crate::objects::tree::MapPart::Entry {
-            key: $crate::objects::tree::Key::Static(::std::string::String::from($key)),
+            key: $crate::objects::tree::Key::Static(::std::borrow::Cow::from($key)),
             value: $crate::manifest!(@value $value),
             when: None,
         });

@@ -277,12 +277,18 @@ pub fn default_values_map(spec: &Spec) -> Map<String, Value> {
 /// Redis server whose name can name objects.
 pub fn bundled_defaults(spec: &Spec) -> crate::model::BundledValues {
     let mut bundled = spec.bundled.clone();
-    for server in spec.dependency_capacity.redis.servers.keys() {
-        if crate::model::bundleable_server_name(server) {
-            bundled.redis.entry(server.clone()).or_default();
-        }
+    for server in bundled_redis_servers(spec) {
+        bundled.redis.entry(server.to_string()).or_default();
     }
     bundled
+}
+
+/// The keys of [`bundled_defaults`]'s `redis`, sorted, without copying the defaults.
+pub fn bundled_redis_servers(spec: &Spec) -> std::collections::BTreeSet<&str> {
+    let declared = spec.dependency_capacity.redis.servers.keys();
+    let named = declared.filter(|s| crate::model::bundleable_server_name(s));
+    let own = spec.bundled.redis.keys();
+    own.chain(named).map(String::as_str).collect()
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Value {
@@ -793,6 +799,60 @@ pub fn integral_numbers(v: &Value) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The bundled Redis servers' names are [`bundled_defaults`]'s `redis` keys: the
+    /// spec's own bundled servers and every declared server whose name can name
+    /// objects, not one whose name cannot.
+    #[test]
+    fn the_bundled_redis_servers_are_the_bundled_defaults_keys() {
+        for example in ["agent-platform", "llm-gateway", "web-shop"] {
+            let path = format!(
+                "{}/examples/{example}/shipshape.yaml",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut spec = crate::spec::load_spec(&text, &path).unwrap();
+            let declared = spec
+                .dependency_capacity
+                .redis
+                .servers
+                .values()
+                .next()
+                .cloned();
+            if let Some(server) = declared {
+                let servers = &mut spec.dependency_capacity.redis.servers;
+                servers.insert("Not_A_Name".into(), server.clone());
+                servers.insert("extra-server".into(), server);
+            }
+            spec.bundled.redis.insert("own".into(), Default::default());
+            let mut expected: Vec<String> = spec.bundled.redis.keys().cloned().collect();
+            let servers = spec.dependency_capacity.redis.servers.keys();
+            expected.extend(servers.filter(|s| *s != "Not_A_Name").cloned());
+            expected.sort();
+            expected.dedup();
+            let names = bundled_redis_servers(&spec);
+            assert_eq!(
+                names.iter().copied().collect::<Vec<_>>(),
+                expected,
+                "{example}"
+            );
+            let defaults = bundled_defaults(&spec);
+            let keys: Vec<&str> = defaults.redis.keys().map(String::as_str).collect();
+            assert_eq!(names.into_iter().collect::<Vec<_>>(), keys, "{example}");
+            assert!(
+                keys.contains(&"own") && !keys.contains(&"Not_A_Name"),
+                "{example}"
+            );
+            assert_eq!(
+                keys.contains(&"extra-server"),
+                spec.dependency_capacity
+                    .redis
+                    .servers
+                    .contains_key("extra-server"),
+                "{example}"
+            );
+        }
+    }
 
     /// The places where the coalesce copies the defaults' objects and arrays whole:
     /// the keys the overlays lack, below the maps both have; not a key deleted with
