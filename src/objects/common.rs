@@ -75,41 +75,47 @@ fn raw_name() -> Expr {
     )
 }
 
-/// The chart's name or `nameOverride`, cut to 63 characters (`<chart>.name`). Like
-/// [`fullname`], it depends on the chart's name only, and is kept per thread: every
-/// object's labels hold it.
-pub fn chart_name(spec: &Spec) -> Expr {
-    thread_local! {
-        static LAST: std::cell::RefCell<Option<(String, Expr)>> = const { std::cell::RefCell::new(None) };
-    }
-    LAST.with_borrow_mut(|last| match last {
+/// The last expression a thread built for a chart with `build`, in `slot`, by the
+/// chart's name: for expressions that depend on the chart's name only, which every
+/// object holds. A clone of it is a string and a counted reference, not a new tree.
+type KeptByChart = std::cell::RefCell<Option<(String, Expr)>>;
+
+fn kept_by_chart(
+    slot: &'static std::thread::LocalKey<KeptByChart>,
+    spec: &Spec,
+    build: fn(&Spec) -> Expr,
+) -> Expr {
+    slot.with_borrow_mut(|last| match last {
         Some((chart, expr)) if *chart == spec.chart.name => expr.clone(),
         _ => {
-            let expr = named(
-                template_name(spec, "name"),
-                Expr::DnsName(MAX_NAME, Box::new(raw_name())),
-            );
+            let expr = build(spec);
             *last = Some((spec.chart.name.clone(), expr.clone()));
             expr
         }
     })
 }
 
-/// Helm's full name (`<chart>.fullname`), as `helm create` writes it. It depends on
-/// the chart's name only: the last one built on this thread is kept, and each object
-/// name is a clone of it (a string and a counted reference) instead of a new tree.
+/// The chart's name or `nameOverride`, cut to 63 characters (`<chart>.name`), kept per
+/// thread ([`kept_by_chart`]): every object's labels hold it.
+pub fn chart_name(spec: &Spec) -> Expr {
+    thread_local! {
+        static LAST: KeptByChart = const { std::cell::RefCell::new(None) };
+    }
+    kept_by_chart(&LAST, spec, |spec| {
+        named(
+            template_name(spec, "name"),
+            Expr::DnsName(MAX_NAME, Box::new(raw_name())),
+        )
+    })
+}
+
+/// Helm's full name (`<chart>.fullname`), as `helm create` writes it, kept per thread
+/// ([`kept_by_chart`]): each object name holds it.
 pub fn fullname(spec: &Spec) -> Expr {
     thread_local! {
-        static LAST: std::cell::RefCell<Option<(String, Expr)>> = const { std::cell::RefCell::new(None) };
+        static LAST: KeptByChart = const { std::cell::RefCell::new(None) };
     }
-    LAST.with_borrow_mut(|last| match last {
-        Some((chart, expr)) if *chart == spec.chart.name => expr.clone(),
-        _ => {
-            let expr = build_fullname(spec);
-            *last = Some((spec.chart.name.clone(), expr.clone()));
-            expr
-        }
-    })
+    kept_by_chart(&LAST, spec, build_fullname)
 }
 
 fn build_fullname(spec: &Spec) -> Expr {
