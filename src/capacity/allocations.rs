@@ -171,14 +171,7 @@ pub fn allocation_on_feature(feature: &str) -> Expr {
 mod tests {
     use super::*;
 
-    /// The example's spec, loaded.
-    fn example(name: &str) -> Spec {
-        let path = format!(
-            "{}/examples/{name}/shipshape.yaml",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        crate::spec::load_spec(&std::fs::read_to_string(&path).unwrap(), &path).unwrap()
-    }
+    use crate::spec::testing::example;
 
     const EXAMPLES: [&str; 3] = ["agent-platform", "llm-gateway", "web-shop"];
 

@@ -294,13 +294,8 @@ mod tests {
     /// expressions evaluated (what the ConfigMap prints), for every example and preset.
     #[test]
     fn totals_equal_their_expressions() {
-        for name in ["agent-platform", "llm-gateway", "web-shop"] {
-            let path = format!(
-                "{}/examples/{name}/shipshape.yaml",
-                env!("CARGO_MANIFEST_DIR")
-            );
-            let text = std::fs::read_to_string(&path).unwrap();
-            let spec = crate::spec::load_spec(&text, &path).unwrap();
+        for name in crate::spec::testing::EXAMPLES {
+            let spec = crate::spec::testing::example(name);
             let all = presets(&spec);
             let mut names: Vec<Option<&str>> = vec![None];
             names.extend(all.keys().map(|k| Some(k.as_str())));

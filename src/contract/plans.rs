@@ -744,14 +744,7 @@ mod tests {
         }
     }
 
-    fn example(name: &str) -> Spec {
-        let path = format!(
-            "{}/examples/{name}/shipshape.yaml",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(&path).unwrap();
-        crate::spec::load_spec(&text, &path).unwrap()
-    }
+    use crate::spec::testing::example;
 
     /// Each plan's report is the report of its whole values, which `generate`'s review
     /// of the plan takes instead of computing it: for every example and every spec

@@ -6,14 +6,7 @@ use crate::spec::Spec;
 use serde_json::Value;
 
 /// The spec of `examples/<name>/shipshape.yaml`.
-pub fn example(name: &str) -> Spec {
-    let path = format!(
-        "{}/examples/{name}/shipshape.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap();
-    crate::spec::load_spec(&text, &path).unwrap()
-}
+pub use crate::spec::testing::example;
 
 /// The resolved values of a preset (`None`: the chart's defaults), as generation
 /// hands them to the guards.

@@ -20,6 +20,8 @@ mod cut;
 pub mod limits;
 pub mod messages;
 pub mod starter;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use cross_checks::{check_bundled, check_takeover};
 
@@ -790,18 +792,7 @@ fn is_semver(v: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    /// The path of an example's spec.
-    fn example_path(name: &str) -> String {
-        format!(
-            "{}/examples/{name}/shipshape.yaml",
-            env!("CARGO_MANIFEST_DIR")
-        )
-    }
-
-    fn example(name: &str) -> super::Spec {
-        let path = example_path(name);
-        super::load_spec(&std::fs::read_to_string(&path).unwrap(), &path).unwrap()
-    }
+    use super::testing::{example, example_path};
 
     /// An example's spec text with `from` replaced by `to` (once), loaded.
     fn changed(name: &str, from: &str, to: &str) -> Result<super::Spec, super::SpecError> {

@@ -805,13 +805,8 @@ mod tests {
     /// objects, not one whose name cannot.
     #[test]
     fn the_bundled_redis_servers_are_the_bundled_defaults_keys() {
-        for example in ["agent-platform", "llm-gateway", "web-shop"] {
-            let path = format!(
-                "{}/examples/{example}/shipshape.yaml",
-                env!("CARGO_MANIFEST_DIR")
-            );
-            let text = std::fs::read_to_string(&path).unwrap();
-            let mut spec = crate::spec::load_spec(&text, &path).unwrap();
+        for example in crate::spec::testing::EXAMPLES {
+            let mut spec = crate::spec::testing::example(example);
             let declared = spec
                 .dependency_capacity
                 .redis

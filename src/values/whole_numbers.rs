@@ -499,13 +499,8 @@ mod tests {
 
     fn example_values() -> Vec<Value> {
         let mut out = Vec::new();
-        for example in ["agent-platform", "llm-gateway", "web-shop"] {
-            let path = format!(
-                "{}/examples/{example}/shipshape.yaml",
-                env!("CARGO_MANIFEST_DIR")
-            );
-            let spec =
-                crate::spec::load_spec(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
+        for example in crate::spec::testing::EXAMPLES {
+            let spec = crate::spec::testing::example(example);
             let defaults = crate::values::default_values_map(&spec);
             let presets = crate::values::presets::declared_presets(&spec);
             out.push(Value::Object(defaults.clone()));
