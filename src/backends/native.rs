@@ -241,12 +241,23 @@ pub fn print_manifests(spec: &Spec, values: &Value, parts: Vec<RenderedDocuments
     let mut rendered: Vec<(OrderKey, String)> = parts.into_iter().flat_map(|p| p.0).collect();
     rendered.extend(extra_objects(values));
     rendered.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut out = String::new();
+    // Each document's separator and `# Source:` line, around the chart's and the file's
+    // names.
+    const AROUND: usize = "---\n# Source: /templates/\n".len();
+    let name = spec.chart.name.as_str();
+    // Sized once: grown a push at a time, the text of a large render was copied into
+    // fresh memory about twice its size.
+    let size: usize = rendered
+        .iter()
+        .map(|((_, _, _, file, _), text)| AROUND + name.len() + file.len() + text.len())
+        .sum();
+    let mut out = String::with_capacity(size);
     for ((_, _, _, file, _), text) in rendered {
-        out.push_str("---\n");
-        out.push_str(&format!("# Source: {}/templates/{file}\n", spec.chart.name));
-        out.push_str(&text);
+        for piece in ["---\n# Source: ", name, "/templates/", &file, "\n", &text] {
+            out.push_str(piece);
+        }
     }
+    debug_assert_eq!(out.len(), size, "the size computed is the size printed");
     out
 }
 

@@ -27,7 +27,6 @@ use crate::spec::{Spec, WorkloadClass};
 use crate::values::frozen_schema::FrozenSchema;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
 
 /// More flags than this that are not monotone: each such flag is pinned to the plan's
 /// value instead of checking 2^n corners.
@@ -85,7 +84,9 @@ pub struct PlanContract {
 #[derive(Default)]
 pub(crate) struct SchemaTree {
     here: Vec<Value>,
-    children: BTreeMap<String, SchemaTree>,
+    /// Each child by key, in ascending order of key (as a `BTreeMap`'s, which took
+    /// about 800 bytes for a node of one child: most nodes have one).
+    children: Vec<(String, SchemaTree)>,
 }
 
 impl SchemaTree {
@@ -100,11 +101,18 @@ impl SchemaTree {
         let mut node = self;
         for segment in path {
             // A key is copied only the first time: most fragments share their parents.
-            if !node.children.contains_key(*segment) {
-                node.children
-                    .insert((*segment).to_string(), SchemaTree::default());
-            }
-            node = node.children.get_mut(*segment).expect("inserted above");
+            let at = match node
+                .children
+                .binary_search_by(|(key, _)| key.as_str().cmp(segment))
+            {
+                Ok(at) => at,
+                Err(at) => {
+                    node.children
+                        .insert(at, ((*segment).to_string(), SchemaTree::default()));
+                    at
+                }
+            };
+            node = &mut node.children[at].1;
         }
         node
     }

@@ -133,7 +133,9 @@ impl<'s> Merged<'s> {
 #[derive(Default)]
 struct Grouped<'s> {
     here: Vec<usize>,
-    properties: std::collections::BTreeMap<&'s str, Grouped<'s>>,
+    /// By name, in ascending order (a `BTreeMap` took about 800 bytes for each level
+    /// of one name, which most levels are).
+    properties: Vec<(&'s str, Grouped<'s>)>,
     entered: usize,
 }
 
@@ -144,7 +146,14 @@ impl<'s> Grouped<'s> {
             Some(properties) => {
                 self.entered = self.entered.max(level);
                 for &(name, sub) in properties {
-                    let below = self.properties.entry(name).or_default();
+                    let at = match self.properties.binary_search_by(|(n, _)| n.cmp(&name)) {
+                        Ok(at) => at,
+                        Err(at) => {
+                            self.properties.insert(at, (name, Grouped::default()));
+                            at
+                        }
+                    };
+                    let below = &mut self.properties[at].1;
                     below.enter(nodes, sub, level + 1);
                     self.entered = self.entered.max(below.entered);
                 }

@@ -152,7 +152,9 @@ impl<'s> Compiler<'s> {
                 return Node::Ref(self.reference(reference));
             }
         }
-        let mut keywords = Vec::new();
+        // At most one keyword per entry: a vector grown one push at a time would hold
+        // four, and nine schema objects in ten hold one or two entries.
+        let mut keywords = Vec::with_capacity(map.len());
         for (keyword, argument) in map {
             let schema = |key: &str| map.get(key).map(Schema::Json);
             if let Some(compiled) = self.keyword(keyword, Schema::Json(argument), schema) {
@@ -174,7 +176,7 @@ impl<'s> Compiler<'s> {
                 return Node::Ref(self.reference(reference));
             }
         }
-        let mut keywords = Vec::new();
+        let mut keywords = Vec::with_capacity(map.len());
         let mut rules = Some(rules);
         let mut all_of = |compiler: &mut Self, keywords: &mut Vec<Keyword<'s>>| {
             if let Some(rules) = rules.take() {
@@ -214,7 +216,7 @@ impl<'s> Compiler<'s> {
                 });
             }
         }
-        let mut keywords = Vec::new();
+        let mut keywords = Vec::with_capacity(entries.len());
         for (keyword, argument) in entries.iter() {
             let schema = |key: &str| get(key).map(Schema::Frozen);
             if let Some(compiled) = self.keyword(keyword, Schema::Frozen(argument), schema) {
