@@ -51,7 +51,8 @@ pub fn render_parsed_by(
     // defaults (the schema's frame, the presets fitted to the budgets and every plan's
     // pod counts) is queued while the values are merged: the merge reads the preset it
     // names alone, fitted on this thread if it must be. Then the tasks that take
-    // longest first (the root rules, which wait for the pod counts, and the frame's
+    // longest first (the root rules in two halves: those on the workloads' own values
+    // at once, those that read the plans once the pod counts are read; the frame's
     // check, which waits for the frame), and the short ones last (the manifests'
     // parts, the guards), so that both cores end at about the same time; a thread
     // takes the next task instead of one that would wait (`Tasks::push_when`). What
@@ -71,7 +72,11 @@ pub fn render_parsed_by(
     let fitted: Later<BTreeMap<String, Preset>> = Later::default();
     let merged_cell = OnceLock::new();
     let (frame_schema, plan_pods) = (Later::default(), Later::default());
-    let (frame, rules) = (OnceLock::new(), OnceLock::new());
+    // The root rules' definitions, and the verdicts of the rules on the workloads'
+    // own values and of those that read the plans.
+    let rule_root = Later::default();
+    let (frame, workload_rules, contract_rules) =
+        (OnceLock::new(), OnceLock::new(), OnceLock::new());
     let findings: [OnceLock<Vec<crate::guards::Finding>>; 2] = Default::default();
     let parts: [OnceLock<Result<RenderedDocuments, crate::expr::EvalError>>; RENDER_PARTS] =
         Default::default();
@@ -135,16 +140,27 @@ pub fn render_parsed_by(
             });
             let merged = merge_values_over(defaults, merging, options)?;
             let merged: &MergedValues = merged_cell.get_or_init(move || merged);
-            let (frame, rules, findings) = (&frame, &rules, &findings);
+            let (frame, findings) = (&frame, &findings);
+            let (rule_root, workload_rules, contract_rules) =
+                (&rule_root, &workload_rules, &contract_rules);
+            // The root rules in two tasks: those on the workloads' own values need no
+            // pod count, and start at once; those that read the plans wait for them.
+            tasks.push(Box::new(move || {
+                rule_root.compute(|| crate::contract::rule_definitions_root(spec, defaults));
+                let _ = workload_rules.set(rule_root.wait().and_then(|root| {
+                    crate::contract::workload_rules_verdict(spec, defaults, root, &merged.values)
+                }));
+            }));
             tasks.push_when(
-                move || plan_pods.is_ready(),
+                move || plan_pods.is_ready() && rule_root.is_ready(),
                 Box::new(move || {
-                    let _ = rules.set(merged.plan().and_then(|plan| {
-                        crate::contract::root_rules_verdict_with(
+                    let _ = contract_rules.set(merged.plan().and_then(|plan| {
+                        crate::contract::contract_rules_verdict(
                             spec,
                             fitted.wait()?,
                             plan,
                             defaults,
+                            rule_root.wait()?,
                             &merged.values,
                             plan_pods.wait()?,
                         )
@@ -194,7 +210,14 @@ pub fn render_parsed_by(
     merged.presets = fitted.wait().expect("the presets were fitted");
     let verdict = crate::contract::both_verdicts(
         frame.into_inner().expect("the frame was checked"),
-        rules.into_inner().expect("the rules were checked"),
+        crate::contract::both_rule_verdicts(
+            workload_rules
+                .into_inner()
+                .expect("the workloads' rules were checked"),
+            contract_rules
+                .into_inner()
+                .expect("the plans' rules were checked"),
+        ),
     );
     if let Err(error) = merged.check_after(&spec, verdict) {
         return Some(Err(error));
@@ -227,7 +250,7 @@ pub fn render_parsed_by(
         return Some(Err(error.into()));
     }
     let _ = io::stdout().lock().write_all(text.as_bytes());
-    left_to_exit((spec, merged, frame_schema, plan_pods, text));
+    left_to_exit((spec, merged, frame_schema, plan_pods, rule_root, text));
     left_to_exit((defaults_cell, merging_cell, fitted));
     Some(Ok(Exit::Ok))
 }

@@ -119,20 +119,43 @@ pub(crate) fn shared_definitions_but_enumerated(
     pods: PodBounds,
     defaults: &Value,
 ) -> (Map<String, Value>, Vec<Enumerated>) {
+    (
+        shared_definitions_not_enumerated(spec, defaults),
+        enumerated_definitions(spec, pods),
+    )
+}
+
+/// The definitions of [`shared_definitions`] not enumerated over the pod bounds, which
+/// read none: the managed variables' and, when a workload can serve, the exposed port's.
+pub(crate) fn shared_definitions_not_enumerated(
+    spec: &Spec,
+    defaults: &Value,
+) -> Map<String, Value> {
     let mut definitions = Map::new();
-    let mut enumerated = Vec::new();
     managed_env_definitions(spec, defaults, &mut definitions);
+    if spec
+        .workloads
+        .all()
+        .iter()
+        .any(|(_, w)| w.class().can_serve())
+    {
+        definitions.insert(SERVICE_EXPOSED_PORT.into(), service_exposed_port());
+    }
+    definitions
+}
+
+/// The definitions of [`shared_definitions`] enumerated over the pod bounds, as
+/// [`Enumerated`]s, in the order the spec's workloads first need them.
+pub(crate) fn enumerated_definitions(spec: &Spec, pods: PodBounds) -> Vec<Enumerated> {
+    let mut enumerated = Vec::new();
     for (_, workload) in spec.workloads.all() {
         let class = workload.class();
-        if class.can_serve() {
-            let pdb = Enumerated::PdbBelowFewestPods {
-                class,
-                largest: pods.pod_count,
-            };
-            if !enumerated.contains(&pdb) {
-                enumerated.push(pdb);
-                definitions.insert(SERVICE_EXPOSED_PORT.into(), service_exposed_port());
-            }
+        let pdb = Enumerated::PdbBelowFewestPods {
+            class,
+            largest: pods.pod_count,
+        };
+        if class.can_serve() && !enumerated.contains(&pdb) {
+            enumerated.push(pdb);
         }
         let min_at_most_max = Enumerated::MinReplicasAtMostMax {
             largest: pods.max_replicas,
@@ -144,7 +167,7 @@ pub(crate) fn shared_definitions_but_enumerated(
             enumerated.push(min_at_most_max);
         }
     }
-    (definitions, enumerated)
+    enumerated
 }
 
 /// A definition enumerated over the pod bounds of the plans, as data: its schema

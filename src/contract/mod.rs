@@ -310,7 +310,9 @@ pub fn root_rules_verdict(
     root_rules_verdict_with(spec, presets, plan, defaults, values, &pods)
 }
 
-/// [`root_rules_verdict`] with every plan's pod counts already read.
+/// [`root_rules_verdict`] with every plan's pod counts already read: the rules on
+/// each workload's own values ([`workload_rules_verdict`]), then those that read the
+/// plans ([`contract_rules_verdict`]), as [`both_rule_verdicts`] joins them.
 pub fn root_rules_verdict_with(
     spec: &Spec,
     presets: &BTreeMap<String, Preset>,
@@ -319,13 +321,59 @@ pub fn root_rules_verdict_with(
     values: &Value,
     plan_pods: &PlanPods,
 ) -> Option<bool> {
+    let root = rule_definitions_root(spec, defaults);
+    both_rule_verdicts(
+        workload_rules_verdict(spec, defaults, &root, values),
+        contract_rules_verdict(spec, presets, plan, defaults, &root, values, plan_pods),
+    )
+}
+
+/// A root holding the definitions the root rules refer to but those enumerated over
+/// the pod counts (which are decided by code, not built): what each rule is walked
+/// in. It reads no pod count, so `render` builds it while they are read.
+pub fn rule_definitions_root(spec: &Spec, defaults: &Value) -> Value {
+    object([(
+        "definitions",
+        Value::Object(schema::root_rule_definitions_not_enumerated(spec, defaults)),
+    )])
+}
+
+/// Whether `values` pass the first root rules, those on each workload's own values
+/// ([`rules::each_workload_rule`]), each walked in `root`
+/// ([`rule_definitions_root`]) and dropped: the first that refuses the values (or
+/// cannot be decided) decides.
+pub fn workload_rules_verdict(
+    spec: &Spec,
+    defaults: &Value,
+    root: &Value,
+    values: &Value,
+) -> Option<bool> {
+    use crate::values::schema_verdict::schema_verdict_in_with;
+    let mut verdict = Some(true);
+    rules::each_workload_rule(spec, defaults, &mut |rule| {
+        if verdict == Some(true) {
+            verdict = schema_verdict_in_with(root, &rule.schema, values, &[]);
+        }
+    });
+    verdict
+}
+
+/// Whether `values`, whose `capacityPlan` is `plan`, pass the last root rules, those
+/// that read the plans ([`rules::each_contract_rule`]), as [`workload_rules_verdict`]
+/// walks its own; `None` when the spec has no such plan.
+pub fn contract_rules_verdict(
+    spec: &Spec,
+    presets: &BTreeMap<String, Preset>,
+    plan: &str,
+    defaults: &Value,
+    root: &Value,
+    values: &Value,
+    plan_pods: &PlanPods,
+) -> Option<Option<bool>> {
     use crate::values::schema_verdict::{schema_verdict_in_with, NativeDefinition};
     let mut own = plan_pods.own_plan(spec, presets, plan)?;
     let pods = plan_pods.pods;
-    // The definitions enumerated over the pod counts are decided by code, not built.
-    let (definitions, enumerated) =
-        schema::root_rule_definitions_but_enumerated(spec, pods, defaults);
-    let root = object([("definitions", Value::Object(definitions))]);
+    let enumerated = definitions::enumerated_definitions(spec, pods);
     let checks: Vec<_> = enumerated
         .iter()
         .map(|e| (e.name(), move |v: &Value| e.holds(v)))
@@ -335,12 +383,25 @@ pub fn root_rules_verdict_with(
         .map(|(name, check)| (name.as_str(), check as &dyn Fn(&Value) -> bool))
         .collect();
     let mut verdict = Some(true);
-    rules::each_root_rule(spec, &mut own, pods, defaults, &mut |rule| {
+    rules::each_contract_rule(spec, &mut own, pods, defaults, &mut |rule| {
         if verdict == Some(true) {
-            verdict = schema_verdict_in_with(&root, &rule.schema, values, &natives);
+            verdict = schema_verdict_in_with(root, &rule.schema, values, &natives);
         }
     });
-    verdict
+    Some(verdict)
+}
+
+/// The verdict of every root rule, in their order, from the verdicts of the first
+/// ([`workload_rules_verdict`]) and the last ([`contract_rules_verdict`]): the
+/// first that is not a pass decides; `None` (undecided) when there is no such plan,
+/// whatever the first rules say.
+pub fn both_rule_verdicts(workload: Option<bool>, contract: Option<Option<bool>>) -> Option<bool> {
+    let contract = contract?;
+    if workload == Some(true) {
+        contract
+    } else {
+        workload
+    }
 }
 
 #[cfg(test)]
@@ -447,6 +508,77 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The root rules' verdict from its two halves is the first that is not a pass,
+    /// the workloads' rules first, and undecided when there is no such plan.
+    #[test]
+    fn both_rule_verdicts_take_the_first_that_is_not_a_pass() {
+        let halves = [Some(true), Some(false), None];
+        for workload in halves {
+            assert_eq!(both_rule_verdicts(workload, None), None, "{workload:?}");
+            for contract in halves {
+                let expected = if workload == Some(true) {
+                    contract
+                } else {
+                    workload
+                };
+                assert_eq!(
+                    both_rule_verdicts(workload, Some(contract)),
+                    expected,
+                    "{workload:?}, {contract:?}"
+                );
+            }
+        }
+    }
+
+    /// The two halves `render` checks apart are every root rule, in their order, and
+    /// the workloads' half needs no definition enumerated over the pod counts (it is
+    /// walked without them).
+    #[test]
+    fn the_root_rules_are_the_workloads_rules_then_the_plans_rules() {
+        for example_name in EXAMPLES {
+            let spec = example(example_name);
+            let defaults = crate::values::default_values(&spec);
+            let mut plans = schema::plan_contracts(&spec);
+            let pods = plans::PodBounds::of(&plans);
+            let key = |r: &rules::RootRule| (r.rule, r.path.clone(), r.schema.clone());
+            let mut whole = Vec::new();
+            rules::each_root_rule(&spec, &mut plans.clone(), pods, &defaults, &mut |r| {
+                whole.push(key(&r))
+            });
+            let mut halves = Vec::new();
+            rules::each_workload_rule(&spec, &defaults, &mut |r| halves.push(key(&r)));
+            let first = halves.len();
+            rules::each_contract_rule(&spec, &mut plans, pods, &defaults, &mut |r| {
+                halves.push(key(&r))
+            });
+            assert!(first > 0 && halves.len() > first, "{example_name}");
+            assert_eq!(whole, halves, "{example_name}");
+            let enumerated: Vec<String> = definitions::enumerated_definitions(&spec, pods)
+                .iter()
+                .map(|e| format!("\"#/definitions/{}\"", e.name()))
+                .collect();
+            assert!(!enumerated.is_empty(), "{example_name}");
+            for (rule, path, schema) in &whole[..first] {
+                let text = schema.to_string();
+                assert!(
+                    enumerated.iter().all(|e| !text.contains(e.as_str())),
+                    "{example_name}: {rule} at {path} refers to {enumerated:?}"
+                );
+            }
+            // Each enumerated definition once, and each one some rule of the plans'
+            // refers to (only the definitions the spec's workloads use).
+            for (i, e) in enumerated.iter().enumerate() {
+                assert!(!enumerated[..i].contains(e), "{example_name}: {e} twice");
+                assert!(
+                    whole[first..]
+                        .iter()
+                        .any(|(_, _, s)| s.to_string().contains(e.as_str())),
+                    "{example_name}: no rule of the plans' refers to {e}"
+                );
+            }
+        }
     }
 
     /// For values that name a plan, the schema of that plan alone accepts exactly what

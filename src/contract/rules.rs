@@ -127,7 +127,9 @@ pub fn root_rules_over(
 
 /// Builds the rules of [`root_rules_over`] one at a time, in the same order, and hands
 /// each to `emit`: `render` checks values against each rule as it is built and drops
-/// it, so the rules of a large spec are never all in memory.
+/// it, so the rules of a large spec are never all in memory. The rules on each
+/// workload's own values come first ([`each_workload_rule`]), then those that read
+/// the plans ([`each_contract_rule`]).
 pub fn each_root_rule(
     spec: &Spec,
     plans: &mut [PlanContract],
@@ -135,6 +137,15 @@ pub fn each_root_rule(
     defaults: &Value,
     emit: &mut dyn FnMut(RootRule),
 ) {
+    each_workload_rule(spec, defaults, emit);
+    each_contract_rule(spec, plans, pods, defaults, emit);
+}
+
+/// The first rules of [`each_root_rule`], which read neither the plans nor their pod
+/// counts (`render` checks them while the plans' pod counts are read): shared stores
+/// on Redis, one leader per pool, the managed variables, Pod Security "restricted",
+/// the startup settings' managed keys and the pooler's mode.
+pub fn each_workload_rule(spec: &Spec, defaults: &Value, emit: &mut dyn FnMut(RootRule)) {
     let fatal = fatal_shared_stores(spec);
     for (name, workload) in spec.workloads.all() {
         let class = workload.class();
@@ -319,7 +330,6 @@ pub fn each_root_rule(
             "then": {"properties": {"postgresPooler": {"properties": {"poolMode": {"const": "session"}}}}}
         }),
     });
-    contract_rules(spec, plans, pods, defaults, emit);
 }
 
 fn rule(rule: &'static str, path: &str, description: String, mut schema: Value) -> RootRule {
@@ -378,8 +388,9 @@ fn on_workload(name: &str, schema: Value) -> Value {
 }
 
 /// The install-time rules added for invariant 7: the capacity plans, the structure
-/// values that must not change, and the cross-field rules draft-07 can say.
-fn contract_rules(
+/// values that must not change, and the cross-field rules draft-07 can say (the last
+/// rules of [`each_root_rule`]).
+pub fn each_contract_rule(
     spec: &Spec,
     plans: &mut [PlanContract],
     pods: PodBounds,

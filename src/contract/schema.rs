@@ -2,7 +2,6 @@
 //! (`shipshape schema`, committed as `schemas/shipshape.schema.json`) and the chart's
 //! `values.schema.json` (draft-07, self-contained: local `$ref`s only).
 
-use crate::contract::definitions::Enumerated;
 use crate::contract::model_schemas::{ModelSchemas, ModelType};
 use crate::contract::plans::PodBounds;
 use crate::contract::rules::{root_rules, RootRule};
@@ -72,19 +71,18 @@ pub fn root_rule_definitions(spec: &Spec, pods: PodBounds, defaults: &Value) -> 
     tidied(definitions)
 }
 
-/// [`root_rule_definitions`] but those enumerated over the pod bounds, which come as
-/// [`Enumerated`]s: `render` decides them without building them
+/// [`root_rule_definitions`] but those enumerated over the pod bounds
+/// ([`crate::contract::definitions::enumerated_definitions`]), which read no pod
+/// bound: `render` decides the enumerated ones without building them
 /// ([`crate::contract::root_rules_verdict_with`]).
-pub(crate) fn root_rule_definitions_but_enumerated(
+pub(crate) fn root_rule_definitions_not_enumerated(
     spec: &Spec,
-    pods: PodBounds,
     defaults: &Value,
-) -> (Map<String, Value>, Vec<Enumerated>) {
+) -> Map<String, Value> {
     let mut definitions = crate::contract::rules::rule_definitions(spec);
-    let (shared, enumerated) =
-        crate::contract::definitions::shared_definitions_but_enumerated(spec, pods, defaults);
-    definitions.extend(shared);
-    (tidied(definitions), enumerated)
+    definitions
+        .extend(crate::contract::definitions::shared_definitions_not_enumerated(spec, defaults));
+    tidied(definitions)
 }
 
 /// `definitions`, each [`tidy`]'d and with [`require_non_nullable`].
