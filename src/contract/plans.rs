@@ -891,4 +891,35 @@ mod tests {
         assert_eq!(surge_of_12("9%"), json!(2));
         assert_eq!(surge_bound(0, 0).1, "");
     }
+
+    /// Fragments added at paths in any order come out nested under `properties`, keys
+    /// in ascending order, several at one node under `allOf` in the order added; the
+    /// frozen form is the JSON's, frozen.
+    #[test]
+    fn a_schema_tree_nests_its_fragments_by_path_in_key_order() {
+        let tree = || {
+            let mut tree = SchemaTree::default();
+            tree.add(&["b", "y"], json!({"const": 1}));
+            tree.add(&["a"], json!({"minimum": 0}));
+            tree.add(&["b", "x"], json!({"const": 2}));
+            tree.add(&["b", "y"], json!({"maximum": 3}));
+            tree.node(&["b"]).add(&["z"], json!({"const": 4}));
+            tree.add(&[], json!({"required": ["a"]}));
+            tree
+        };
+        let expected = json!({"allOf": [
+            {"required": ["a"]},
+            {"properties": {
+                "a": {"minimum": 0},
+                "b": {"properties": {
+                    "x": {"const": 2},
+                    "y": {"allOf": [{"const": 1}, {"maximum": 3}]},
+                    "z": {"const": 4}
+                }}
+            }}
+        ]});
+        assert_eq!(tree().build(), expected);
+        assert_eq!(tree().build_frozen(), FrozenSchema::of_schema(expected));
+        assert_eq!(SchemaTree::default().build(), json!({}));
+    }
 }
