@@ -105,24 +105,11 @@ fn managed_env_definitions(spec: &Spec, defaults: &Value, definitions: &mut Map<
 /// workloads with the same managed variables (read from `defaults`). Only the
 /// definitions the spec's workloads use.
 pub fn shared_definitions(spec: &Spec, pods: PodBounds, defaults: &Value) -> Map<String, Value> {
-    let (mut definitions, enumerated) = shared_definitions_but_enumerated(spec, pods, defaults);
-    for e in enumerated {
+    let mut definitions = shared_definitions_not_enumerated(spec, defaults);
+    for e in enumerated_definitions(spec, pods) {
         definitions.insert(e.name(), e.schema());
     }
     definitions
-}
-
-/// [`shared_definitions`] but those enumerated over the pod bounds, which come as
-/// [`Enumerated`]s: `render` checks values against them without building them.
-pub(crate) fn shared_definitions_but_enumerated(
-    spec: &Spec,
-    pods: PodBounds,
-    defaults: &Value,
-) -> (Map<String, Value>, Vec<Enumerated>) {
-    (
-        shared_definitions_not_enumerated(spec, defaults),
-        enumerated_definitions(spec, pods),
-    )
 }
 
 /// The definitions of [`shared_definitions`] not enumerated over the pod bounds, which
@@ -145,7 +132,8 @@ pub(crate) fn shared_definitions_not_enumerated(
 }
 
 /// The definitions of [`shared_definitions`] enumerated over the pod bounds, as
-/// [`Enumerated`]s, in the order the spec's workloads first need them.
+/// [`Enumerated`]s, in the order the spec's workloads first need them: `render`
+/// checks values against them without building them.
 pub(crate) fn enumerated_definitions(spec: &Spec, pods: PodBounds) -> Vec<Enumerated> {
     let mut enumerated = Vec::new();
     for (_, workload) in spec.workloads.all() {
