@@ -19,7 +19,11 @@
 # command from `/usr/bin/time -v` (the median of three runs). Then `render`, Helm 3's
 # `helm template` and `generate` again, each run 3 s after the previous one ended
 # (hyperfine `--prepare 'sleep 3'`, five runs; in quick mode no pause, two runs): what
-# a person's single run after a pause takes, in a second table. Needs hyperfine,
+# a person's single run after a pause takes, in a second table. A third table sets
+# each case's figures beside those of the run the file held before (read from the data
+# comment the script leaves with its tables, or from the first table of a section
+# written before it did), with Helm 3's change beside them: on a shared machine that
+# is the host's. Needs hyperfine,
 # /usr/bin/time and python3 (scripts/install-test-tools.sh installs them) and Helm 3
 # and 4 (SHIPSHAPE_HELM3 / SHIPSHAPE_HELM4, else .tools/bin/helm3 and helm4).
 set -euo pipefail
@@ -202,11 +206,84 @@ def ms(seconds):
     v = seconds * 1000
     return f"{v:.1f} ms" if v < 100 else f"{v:,.0f} ms"
 
+def seconds(cell):
+    """A table's time ("3.1 ms", "1,555 ms") in seconds; None for anything else."""
+    m = re.fullmatch(r"([\d,]+(?:\.\d+)?) ms(?: \(\d+\))?", cell.strip())
+    return float(m.group(1).replace(",", "")) / 1000 if m else None
+
+def previous_run(section):
+    """The run an earlier bench.sh wrote between the markers: its data comment, or,
+    for a section written before the comment existed, its first table read back."""
+    m = re.search(r"<!-- bench.sh data (\{.*\}) -->", section)
+    if m:
+        return json.loads(m.group(1))
+    commit = re.search(r"Commit (\S+);", section)
+    machine = re.search(r"^Machine: (.*?)\. Load average", section, re.M)
+    if not commit:
+        return None
+    cases = {}
+    for row in section.split("\n\n| case | preset | workloads |", 1)[-1].splitlines()[2:]:
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if not row.startswith("| ") or len(cells) != 10:
+            break
+        peaks = [None if p.strip() == "-" else int(p) for p in cells[9].split("/")]
+        ratio = cells[7].split("/")[0].strip()
+        cases[cells[0]] = {"preset": cells[1], "render": seconds(cells[4]), "helm3": seconds(cells[5]),
+                           "helm4": seconds(cells[6]), "generate": seconds(cells[8]), "peak": peaks,
+                           # The table's ratio, from the unrounded times.
+                           "render_per_helm3": float(ratio) if re.fullmatch(r"[\d.]+", ratio) else None}
+    return {"commit": commit.group(1), "machine": machine.group(1) if machine else "",
+            "quick": "**Quick mode**" in section, "cases": cases}
+
+def against_previous(previous, data):
+    """The table of this run's figures next to the previous run's, case by case."""
+    out = ["### Against the previous run", ""]
+    common = [n for n in data["cases"] if previous and n in previous["cases"]]
+    if not common:
+        out.append("No earlier run of this script with the same cases in this file: nothing to compare with.")
+        return out
+    def change(old, new, unit):
+        if old is None or new is None:
+            return "-"
+        shown = (lambda v: ms(v)) if unit == "s" else (lambda v: f"{v:.3f}" if unit == "ratio" else f"{v}")
+        pct = "" if old == 0 else f" ({100 * (new - old) / old:+.0f} %)"
+        return f"{shown(old)} -> {shown(new)}{pct}"
+    def per_helm3(case, key):
+        if key == "render" and case.get("render_per_helm3") is not None:
+            return case["render_per_helm3"]
+        return None if case[key] is None or not case.get("helm3") else case[key] / case["helm3"]
+    note = (f"The previous run in this file: commit {previous['commit']}"
+            + ("" if previous["machine"] == data["machine"] else f", on {previous['machine'] or 'a machine not stated'}")
+            + (" (quick mode)" if previous["quick"] else "")
+            + ("; this run is in quick mode" if data["quick"] and not previous["quick"] else "") + ". "
+            "Each cell: the previous figure -> this run's (the change). Helm's own change is the host's, "
+            "not shipshape's: the ratios to Helm 3's `helm template` in the same run compare builds "
+            "across hours of a shared machine.")
+    out += [note, "",
+            "| case | render | helm 3 template | render / helm 3 | generate | generate / helm 3 | peak MiB render | peak MiB generate |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name in common:
+        old, new = previous["cases"][name], data["cases"][name]
+        out.append(f"| {name} | {change(old['render'], new['render'], 's')} | "
+                   f"{change(old['helm3'], new['helm3'], 's')} | "
+                   f"{change(per_helm3(old, 'render'), per_helm3(new, 'render'), 'ratio')} | "
+                   f"{change(old['generate'], new['generate'], 's')} | "
+                   f"{change(per_helm3(old, 'generate'), per_helm3(new, 'generate'), 'ratio')} | "
+                   f"{change(old['peak'][0], new['peak'][0], 'MiB')} | "
+                   f"{change(old['peak'][3], new['peak'][3], 'MiB')} |")
+    return out
+
 def mib(kib):
     return "-" if kib == "-" else f"{int(kib) / 1024:.0f}"
 
 lines = []
 w = lines.append
+begin, end = "<!-- bench.sh results begin -->", "<!-- bench.sh results end -->"
+out = os.environ["BENCH_OUT"]
+text = read(out)
+previous = previous_run(text.split(begin, 1)[1].split(end, 1)[0] if begin in text and end in text else "")
+data = {"commit": os.environ["BENCH_COMMIT"], "machine": machine,
+        "quick": os.environ["BENCH_QUICK"] == "1", "cases": {}}
 w(f"Machine: {machine}. Load average (1, 5, 15 min) {os.environ['BENCH_LOAD_BEFORE']} before, "
   f"{os.environ['BENCH_LOAD_AFTER']} after. Commit {os.environ['BENCH_COMMIT']}; "
   f"Helm {os.environ['BENCH_HELM3']} and {os.environ['BENCH_HELM4']}; {os.environ['BENCH_HYPERFINE']}. "
@@ -244,6 +321,14 @@ with open(os.environ["BENCH_ROWS"]) as f:
           f"{mib(r1)} / {mib(r2)} / {mib(r3)} / {mib(r4)} |")
         with open(os.path.join(os.path.dirname(times), "spaced.json")) as t:
             apart = {r["command"]: r["median"] for r in json.load(t)["results"]}
+        data["cases"][name] = {
+            "preset": preset,
+            "render": render,
+            "helm3": None if refused3 else res["helm3"],
+            "helm4": None if refused4 else res["helm4"],
+            "generate": gen,
+            "peak": [None if r == "-" else round(int(r) / 1024) for r in (r1, r2, r3, r4)],
+        }
         helm3 = apart.get("helm3")
         helm3_cell, ratio = (cells[0], "-") if helm3 is None else (
             ms(helm3), f"{apart['render'] / helm3:.3f}")
@@ -270,11 +355,12 @@ if refusals:
     w("")
     for i, refusal in enumerate(refusals, 1):
         w(f"[{i}] {refusal}  ")
+w("")
+lines.extend(against_previous(previous, data))
+w("")
+w(f"<!-- bench.sh data {json.dumps(data, sort_keys=True)} -->")
 table = "\n".join(lines) + "\n"
 
-begin, end = "<!-- bench.sh results begin -->", "<!-- bench.sh results end -->"
-out = os.environ["BENCH_OUT"]
-text = read(out)
 if begin in text and end in text:
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)

@@ -5,11 +5,20 @@
 
 use crate::support::*;
 
-#[test]
-fn bench_script_runs_in_quick_mode_and_writes_its_table() {
-    let scratch = Scratch::new("bench-quick");
-    let out = scratch.path().join("BENCHMARKS.md");
-    std::fs::write(&out, "# Benchmarks\n\nA note kept by the script.\n\n<!-- bench.sh results begin -->\nold\n<!-- bench.sh results end -->\n\nAfter.\n").unwrap();
+/// A section an earlier `scripts/bench.sh` wrote, before its runs carried their data:
+/// the comparison reads its first table back.
+const TABLE_OF_AN_EARLIER_RUN: &str = "Machine: A machine. Load average (1, 5, 15 min) 1 before, 1 after. Commit abc1234; Helm v3 and v4; hyperfine 1.
+
+Wall time, the median of hyperfine's runs (no shell).
+
+| case | preset | workloads | objects | render | helm 3 template | helm 4 template | ratio 3 / 4 | generate (presets) | peak MiB render / helm 3 / helm 4 / generate |
+|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
+| agent-platform | all-pools | 8 | 22 | 3.6 ms | 91.8 ms | 117 ms | 0.040 / 0.031 | 1,210 ms (8) | 9 / 50 / 56 / 14 |
+| synth-400 | all-pools | 400 | 806 | 73.5 ms | 2,005 ms | 33,425 ms | 0.037 / 0.002 | 221 ms (5) | 59 / 318 / 404 / 155 |
+";
+
+/// Runs `scripts/bench.sh --quick` with this build's binary into `out`.
+fn bench_quick_into(out: &std::path::Path) {
     let script = repo_root().join("scripts/bench.sh");
     let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_shipshape"));
     let (code, stdout, stderr) = run(
@@ -27,6 +36,35 @@ fn bench_script_runs_in_quick_mode_and_writes_its_table() {
         code, 0,
         "scripts/bench.sh --quick failed:\n{stdout}\n{stderr}"
     );
+}
+
+/// The rows of the table after `header` and its alignment line, split into cells.
+fn rows_after(text: &str, header: &str) -> Vec<Vec<String>> {
+    let (_, rest) = text
+        .split_once(header)
+        .unwrap_or_else(|| panic!("no table `{header}`:\n{text}"));
+    rest.lines()
+        .skip(2)
+        .take_while(|l| l.starts_with("| "))
+        .map(|row| {
+            row.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn bench_script_runs_in_quick_mode_and_writes_its_table() {
+    let scratch = Scratch::new("bench-quick");
+    let out = scratch.path().join("BENCHMARKS.md");
+    std::fs::write(
+        &out,
+        format!("# Benchmarks\n\nA note kept by the script.\n\n<!-- bench.sh results begin -->\n{TABLE_OF_AN_EARLIER_RUN}<!-- bench.sh results end -->\n\nAfter.\n"),
+    )
+    .unwrap();
+    bench_quick_into(&out);
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(
         text.starts_with("# Benchmarks\n\nA note kept by the script.\n"),
@@ -36,35 +74,102 @@ fn bench_script_runs_in_quick_mode_and_writes_its_table() {
         text.ends_with("<!-- bench.sh results end -->\n\nAfter.\n"),
         "{text}"
     );
-    assert!(!text.contains("\nold\n"), "the old results stay:\n{text}");
+    assert!(
+        !text.contains("Commit abc1234;"),
+        "the old results stay:\n{text}"
+    );
     assert!(text.contains("Machine: "), "{text}");
-    assert!(text.contains("| case | preset | workloads |"), "{text}");
-    for case in [
-        "| agent-platform | all-pools | 8 |",
-        "| synth-10 | all-pools | 10 |",
-        "| synth-stated-10 | all-pools | 10 |",
-    ] {
-        assert!(text.contains(case), "no row `{case}`:\n{text}");
+    let main = rows_after(&text, "| case | preset | workloads |");
+    let cases: Vec<&str> = main.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        cases,
+        ["agent-platform", "synth-10", "synth-stated-10"],
+        "{text}"
+    );
+    for (row, workloads) in main.iter().zip(["8", "10", "10"]) {
+        assert_eq!(row[1..3], ["all-pools", workloads], "{row:?}");
     }
     // The second table: the same cases, each command run after a pause (none in quick
     // mode), with a time in every cell.
-    let (_, spaced) = text
-        .split_once("| case | preset | render | helm 3 template | ratio | generate |\n|---|---|---:|---:|---:|---:|\n")
-        .unwrap_or_else(|| panic!("no table of spaced runs:\n{text}"));
-    let rows: Vec<&str> = spaced.lines().take_while(|l| l.starts_with("| ")).collect();
-    assert_eq!(rows.len(), 3, "{text}");
-    for (row, case) in rows
+    let spaced = rows_after(
+        &text,
+        "| case | preset | render | helm 3 template | ratio | generate |",
+    );
+    assert_eq!(spaced.len(), 3, "{text}");
+    for (cells, case) in spaced
         .iter()
         .zip(["agent-platform", "synth-10", "synth-stated-10"])
     {
-        let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
-        assert_eq!(cells[..2], [case, "all-pools"], "{row}");
+        assert_eq!(cells[..2], [case, "all-pools"], "{cells:?}");
         assert!(
             cells[2].ends_with(" ms") && cells[3].ends_with(" ms"),
-            "{row}"
+            "{cells:?}"
         );
-        assert!(cells[4].parse::<f64>().is_ok_and(|r| r > 0.0), "{row}");
-        assert!(cells[5].ends_with(" ms"), "{row}");
+        assert!(cells[4].parse::<f64>().is_ok_and(|r| r > 0.0), "{cells:?}");
+        assert!(cells[5].ends_with(" ms"), "{cells:?}");
+    }
+    // Against the earlier run: the one case both have, its old figures read back from
+    // the old table (the ratio as the table printed it) beside this run's.
+    assert!(
+        text.contains("The previous run in this file: commit abc1234, on A machine; this run is in quick mode."),
+        "{text}"
+    );
+    let against = rows_after(
+        &text,
+        "| case | render | helm 3 template | render / helm 3 |",
+    );
+    assert_eq!(against.len(), 1, "{text}");
+    let row = &against[0];
+    assert_eq!(row[0], "agent-platform");
+    let now = &main[0];
+    assert!(
+        row[1].starts_with(&format!("3.6 ms -> {} (", now[4])),
+        "{row:?}"
+    );
+    assert!(
+        row[2].starts_with(&format!("91.8 ms -> {} (", now[5])),
+        "{row:?}"
+    );
+    assert!(row[3].starts_with("0.040 -> "), "{row:?}");
+    assert!(row[4].starts_with("1,210 ms -> "), "{row:?}");
+    assert!(row[5].starts_with("13.181 -> "), "{row:?}");
+    let peaks: Vec<&str> = now[9].split(" / ").collect();
+    assert!(
+        row[6].starts_with(&format!("9 -> {} (", peaks[0])),
+        "{row:?}"
+    );
+    assert!(
+        row[7].starts_with(&format!("14 -> {} (", peaks[3])),
+        "{row:?}"
+    );
+
+    // A second run compares with the first, case by case, from the data it left.
+    let first = main;
+    bench_quick_into(&out);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.matches("<!-- bench.sh data {").count(), 1, "{text}");
+    assert!(
+        !text.contains("this run is in quick mode") && text.contains("(quick mode)."),
+        "{text}"
+    );
+    let against = rows_after(
+        &text,
+        "| case | render | helm 3 template | render / helm 3 |",
+    );
+    assert_eq!(against.len(), 3, "{text}");
+    for (row, before) in against.iter().zip(&first) {
+        assert_eq!(row[0], before[0], "{row:?}");
+        assert!(
+            row[1].starts_with(&format!("{} -> ", before[4])),
+            "{row:?} {before:?}"
+        );
+        assert!(
+            row[4].starts_with(&format!("{} -> ", before[8].split(" (").next().unwrap())),
+            "{row:?} {before:?}"
+        );
+        for cell in &row[1..] {
+            assert!(cell.contains(" -> ") && cell.ends_with(" %)"), "{row:?}");
+        }
     }
 }
 
