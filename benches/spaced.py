@@ -14,8 +14,8 @@ Exits 1, naming the command, when a run exits with a status other than 0.
 `scripts/bench.sh` times runs back to back (hyperfine): memory a run frees is handed
 to the next one at once. A run after a pause can find the machine in another state;
 on a virtual machine whose host takes back the guest's free memory (virtio-balloon's
-free page reporting), what the process touches first costs more. BENCHMARKS.md says
-what this measured. `--gap 0` runs back to back.
+free page reporting), what the process touches first costs more. benches/ROUNDS.md
+(the round of runs spaced apart) says what this measured. `--gap 0` runs back to back.
 
 Only the Python standard library.
 """

@@ -345,7 +345,7 @@ else:
       f"starts {gap} s after the previous one ended (hyperfine `--prepare 'sleep {gap}'`, "
       "five runs each, medians), as a person runs them once; on a VM whose host takes "
       "back free memory that costs more than back to back (see the round of runs "
-      "spaced apart).")
+      "spaced apart in `benches/ROUNDS.md`).")
 w("")
 w("| case | preset | render | helm 3 template | ratio | generate |")
 w("|---|---|---:|---:|---:|---:|")
