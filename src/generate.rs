@@ -17,7 +17,7 @@ use crate::contract::Contract;
 use crate::expr::EvalError;
 use crate::guards::capacity::capacity_findings_over;
 use crate::guards::{check_guards_with, spec_rule_findings, Finding, Severity};
-use crate::objects::build_objects_of;
+use crate::objects::build_objects_over;
 use crate::parallel::{side_by_side, Later, Task};
 use crate::spec::Spec;
 use crate::values::frozen_schema::FrozenSchema;
@@ -25,7 +25,7 @@ use crate::values::{default_values, ValuesError, ValuesSchema};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicUsize;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// Output files by path relative to the output folder.
 pub type OutputFiles = BTreeMap<String, String>;
@@ -261,6 +261,7 @@ pub struct Workings {
         serde_json::Value,
         Vec<FrozenSchema>,
     ),
+    _formula: Option<crate::capacity::CapacityExprs>,
 }
 
 /// [`generate_review`], handing what the outputs were computed from to `leave` when
@@ -279,9 +280,14 @@ pub fn generate_review_leaving(
     // has built the schema, so that both end together.
     let objects = Later::default();
     let taken = AtomicUsize::new(0);
+    // The capacity formula, built once by the first side to need it and shared by
+    // every stage: the capacity ConfigMap, the contract, the chart's README and figure,
+    // and each preset's review.
+    let formula = OnceLock::new();
+    let exprs = || formula.get_or_init(|| capacity_exprs(spec));
     let (templates, (defaults, mut contract, (schema, rules), more_templates)) = side_by_side(
         || {
-            objects.compute(|| build_objects_of(spec));
+            objects.compute(|| build_objects_over(spec, exprs()));
             objects
                 .wait()
                 .map(|(docs, _)| document_template_files_taken(docs, &taken))
@@ -290,7 +296,7 @@ pub fn generate_review_leaving(
             let defaults = default_values(spec);
             // The root rules are frozen as they are built, and the schema is the root
             // without them: both are written and compiled from these two parts.
-            let (contract, rules) = Contract::over_frozen(spec, &defaults);
+            let (contract, rules) = Contract::over_frozen(spec, &defaults, exprs());
             let schema = values_schema_with(spec, Vec::new(), contract.pods, &defaults);
             let templates = objects
                 .wait()
@@ -323,6 +329,7 @@ pub fn generate_review_leaving(
         values_schema: &schema,
         presets: &contract.presets,
         contract: &contract,
+        exprs: exprs(),
     };
     // The chart's files and each preset's checks and renders are independent too: the
     // chart in three tasks, queued ahead of the presets on the same threads (on a
@@ -351,7 +358,7 @@ pub fn generate_review_leaving(
         files_ready(&entries(paths.iter().map(|(path, text)| (path, *text))));
     };
     let presets = review_presets(
-        spec,
+        (spec, exprs()),
         (&docs, &workloads),
         (&schema, &rules),
         (&defaults, &contract.presets, &reports),
@@ -376,6 +383,7 @@ pub fn generate_review_leaving(
     leave.leave(Workings {
         _objects: (docs, workloads),
         _values: (defaults, contract, schema, rules),
+        _formula: formula.into_inner(),
     });
     Ok(Review {
         files: out,
@@ -393,7 +401,7 @@ pub fn generate_review_leaving(
 /// review's files go to `files_ready` when it ends; the compiled schema and the other
 /// inputs shared by the reviews, to `leave` at the end.
 fn review_presets(
-    spec: &Spec,
+    (spec, exprs): (&Spec, &crate::capacity::CapacityExprs),
     (docs, workloads): (&[crate::objects::tree::Document], &[Option<String>]),
     (schema, rules): (&serde_json::Value, &[FrozenSchema]),
     (defaults, presets, reports): (
@@ -408,13 +416,13 @@ fn review_presets(
     // not checked again once the defaults have passed.
     let validator = ValuesSchema::for_many_checks_beside_with_rules(schema, rules, defaults);
     let names = plan_names_of(presets);
-    let (exprs, spec_findings) = (capacity_exprs(spec), spec_rule_findings(spec));
+    let spec_findings = spec_rule_findings(spec);
     let shared = PresetInputs {
         spec,
         docs,
         workloads,
         validator: &validator,
-        exprs: &exprs,
+        exprs,
         spec_findings: &spec_findings,
         reports,
     };
@@ -449,7 +457,7 @@ fn review_presets(
         }
         records.insert(review.label, review.record);
     }
-    leave.leave((validator, exprs, spec_findings, names));
+    leave.leave((validator, spec_findings, names));
     Ok(Review {
         files: out,
         findings,

@@ -409,6 +409,20 @@ impl CapacityExprs {
         }
     }
 
+    /// The same formula with each workload's inputs replaced by `f` of them, the
+    /// budgets copied as they are.
+    pub fn with_each_workload(&self, f: impl FnMut(&WorkloadExprs) -> WorkloadExprs) -> Self {
+        CapacityExprs {
+            workloads: self.workloads.iter().map(f).collect(),
+            postgres_reservations: self.postgres_reservations.clone(),
+            postgres_max_connections: self.postgres_max_connections.clone(),
+            postgres_reserve: self.postgres_reserve.clone(),
+            redis_max_connections: self.redis_max_connections.clone(),
+            redis_reserved_clients: self.redis_reserved_clients.clone(),
+            redis_servers: self.redis_servers.clone(),
+        }
+    }
+
     /// Every values path the formula reads: each workload's inputs, and the whole
     /// `dependencyCapacity` (the budgets, which `check_inputs` also reads whole). A
     /// report over [`crate::values::project_values`] of these paths is the report over

@@ -62,7 +62,8 @@ impl Contract {
     /// contract is the one over its whole values, without a copy of every workload's
     /// values for each plan.
     pub fn over(spec: &Spec, defaults: &Value) -> Self {
-        Contract::over_emitting(spec, defaults, false, &mut |_, _| {})
+        let exprs = crate::capacity::capacity_exprs(spec);
+        Contract::over_emitting(spec, defaults, &exprs, false, &mut |_, _| {})
     }
 
     /// [`Contract::over`] with each root rule's schema frozen as it is built (in the
@@ -73,9 +74,15 @@ impl Contract {
     /// each plan's schema is built frozen ([`plans::plan_contract_frozen_over`]) and
     /// becomes its `capacity.plan` rule's `then`. At 400 workloads the rules' JSON
     /// held about 70 MB until the end.
-    pub fn over_frozen(spec: &Spec, defaults: &Value) -> (Self, Vec<FrozenSchema>) {
+    /// The spec's capacity formula, `exprs`, is built once per run
+    /// ([`crate::capacity::capacity_exprs`]) and shared with the other stages.
+    pub fn over_frozen(
+        spec: &Spec,
+        defaults: &Value,
+        exprs: &crate::capacity::CapacityExprs,
+    ) -> (Self, Vec<FrozenSchema>) {
         let mut frozen = Vec::new();
-        let contract = Contract::over_emitting(spec, defaults, true, &mut |rule, plans| {
+        let contract = Contract::over_emitting(spec, defaults, exprs, true, &mut |rule, plans| {
             // A plan's rule is built around its null schema; its `if` names the plan.
             let plan = (rule.rule == rules::CAPACITY_PLAN)
                 .then(|| {
@@ -100,15 +107,15 @@ impl Contract {
     fn over_emitting(
         spec: &Spec,
         defaults: &Value,
+        exprs: &crate::capacity::CapacityExprs,
         frozen: bool,
         emit: &mut dyn FnMut(&mut rules::RootRule, &mut BTreeMap<String, FrozenSchema>),
     ) -> Self {
         let map = crate::values::entries_of(defaults);
         let presets = crate::capacity::fit::presets_over(spec, map);
-        let exprs = crate::capacity::capacity_exprs(spec);
-        let projected = crate::values::project_values(map, &plans::read_paths(spec, &exprs));
+        let projected = crate::values::project_values(map, &plans::read_paths(spec, exprs));
         let values = schema::each_plan_values(&projected, &presets);
-        let mut plans = schema::plan_contracts_with(spec, &exprs, &presets, &values, frozen);
+        let mut plans = schema::plan_contracts_with(spec, exprs, &presets, &values, frozen);
         let pods = plans::PodBounds::of(&plans);
         let mut frozen_plans: BTreeMap<String, FrozenSchema> = plans
             .iter_mut()
@@ -732,7 +739,8 @@ mod tests {
         for (path, spec) in generating_specs() {
             let defaults = crate::values::default_values(&spec);
             let mut json = Contract::over(&spec, &defaults);
-            let (frozen, rules) = Contract::over_frozen(&spec, &defaults);
+            let exprs = crate::capacity::capacity_exprs(&spec);
+            let (frozen, rules) = Contract::over_frozen(&spec, &defaults, &exprs);
             assert_eq!(frozen.presets, json.presets, "{}", path.display());
             assert_eq!(frozen.pods, json.pods, "{}", path.display());
             let described = |c: &Contract| -> Vec<(String, &str, String)> {

@@ -3,7 +3,7 @@
 //! `shipshape capacity` evaluate ([`crate::capacity::capacity_exprs`]).
 
 use crate::capacity::formula::retiring_generations;
-use crate::capacity::{capacity_exprs, FORMULA};
+use crate::capacity::{CapacityExprs, FORMULA};
 use crate::expr::Expr;
 use crate::manifest;
 use crate::objects::common::{metadata, release_name_with, template_name};
@@ -14,14 +14,15 @@ fn int(e: Expr) -> Node {
     Node::Leaf(Expr::IntString(Box::new(e)))
 }
 
-pub fn capacity_config_map(spec: &Spec) -> Document {
-    let mut capacity = capacity_exprs(spec);
+/// The ConfigMap of `spec`'s capacity formula ([`crate::capacity::capacity_exprs`],
+/// built once per run and shared with the other stages).
+pub fn capacity_config_map(spec: &Spec, exprs: &CapacityExprs) -> Document {
     // Each workload's max pods and surge pods are written once, as named templates
     // (`<chart>.capacity.<workload>.maxPods`), not again in every term and total.
-    for w in &mut capacity.workloads {
+    let capacity = exprs.with_each_workload(|w| {
         let prefix = template_name(spec, &format!("capacity.{}", w.name));
-        *w = w.with_named_pods(|term| format!("{prefix}.{term}"));
-    }
+        w.with_named_pods(|term| format!("{prefix}.{term}"))
+    });
     let mut data: Vec<MapPart> = manifest!(entries {
         "formula": (FORMULA),
         "retiringGenerations": (int(retiring_generations())),

@@ -36,6 +36,7 @@ pub mod service_monitor;
 pub mod stateful_set;
 pub mod tree;
 
+use crate::capacity::CapacityExprs;
 use crate::expr::{val, Expr, SmolStr, ValuePath};
 use crate::objects::tree::Document;
 use crate::spec::{Spec, WorkloadClass};
@@ -51,8 +52,17 @@ pub fn build_objects(spec: &Spec) -> Vec<Document> {
 /// [`build_objects`], and for each document the workload whose objects it is
 /// ([`each_object_of`]).
 pub fn build_objects_of(spec: &Spec) -> (Vec<Document>, Vec<Option<String>>) {
+    build_objects_over(spec, &crate::capacity::capacity_exprs(spec))
+}
+
+/// [`build_objects_of`] with the spec's capacity formula already built: `generate`
+/// builds it once for every stage.
+pub fn build_objects_over(
+    spec: &Spec,
+    exprs: &CapacityExprs,
+) -> (Vec<Document>, Vec<Option<String>>) {
     let (mut docs, mut workloads) = (Vec::new(), Vec::new());
-    each_object_of(spec, &mut |doc, workload| {
+    each_object_in_part_over(spec, exprs, 0, 1, &mut |doc, workload| {
         docs.push(doc);
         workloads.push(workload.map(str::to_string));
     });
@@ -82,9 +92,41 @@ pub fn each_object_in_part(
     parts: usize,
     emit: &mut dyn FnMut(Document, Option<&str>),
 ) {
+    each_object_in_part_of(spec, None, part, parts, emit);
+}
+
+/// [`each_object_in_part`] with the spec's capacity formula already built.
+pub fn each_object_in_part_over(
+    spec: &Spec,
+    exprs: &CapacityExprs,
+    part: usize,
+    parts: usize,
+    emit: &mut dyn FnMut(Document, Option<&str>),
+) {
+    each_object_in_part_of(spec, Some(exprs), part, parts, emit);
+}
+
+/// [`each_object_in_part`] with the spec's capacity formula, when it is given, or
+/// built here for the first part (the only one with the chart's own documents, the
+/// capacity ConfigMap among them).
+fn each_object_in_part_of(
+    spec: &Spec,
+    exprs: Option<&CapacityExprs>,
+    part: usize,
+    parts: usize,
+    emit: &mut dyn FnMut(Document, Option<&str>),
+) {
     if part == 0 {
+        let built;
+        let exprs = match exprs {
+            Some(exprs) => exprs,
+            None => {
+                built = crate::capacity::capacity_exprs(spec);
+                &built
+            }
+        };
         let mut chart_wide = |doc| emit(doc, None);
-        each_chart_object(spec, &mut chart_wide);
+        each_chart_object(spec, exprs, &mut chart_wide);
     }
     let all = spec.workloads.all();
     let count = all.len();
@@ -109,10 +151,10 @@ pub fn each_object_in_part(
 }
 
 /// The chart's own documents, before any workload's.
-fn each_chart_object(spec: &Spec, emit: &mut dyn FnMut(Document)) {
+fn each_chart_object(spec: &Spec, exprs: &CapacityExprs, emit: &mut dyn FnMut(Document)) {
     emit(service_account::service_account(spec));
     emit(config_map::config_map(spec));
-    emit(capacity_config_map::capacity_config_map(spec));
+    emit(capacity_config_map::capacity_config_map(spec, exprs));
     if !spec.secrets.keys.is_empty() {
         emit(secret::secret(spec));
     }
