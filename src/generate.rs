@@ -643,6 +643,33 @@ mod tests {
     /// The workings and the presets' checks are handed over once each; the chart's
     /// files are handed over in one call, each rendered preset's in one of its own, as
     /// written, and together they are every output but the marker.
+    /// The chart's README shows the defaults' capacity table and the figure beside it
+    /// is the defaults' figure, from the one formula the run builds and shares: the
+    /// table `shipshape capacity` prints for the defaults, and the same bytes as
+    /// `capacity/default.svg`.
+    #[test]
+    fn the_readme_and_its_figure_show_the_defaults_capacity() {
+        for name in crate::spec::testing::EXAMPLES {
+            let spec = crate::spec::testing::example(name);
+            let files = generate_outputs(&spec).unwrap().files;
+            let report = crate::capacity::capacity_report(&spec, &default_values(&spec)).unwrap();
+            let table = crate::capacity::format_markdown(&report);
+            assert!(table.contains("| "), "{name}: {table}");
+            assert!(files["chart/README.md"].contains(&table), "{name}");
+            let figure = &files["chart/capacity.svg"];
+            assert!(figure.starts_with("<svg"), "{name}: {figure}");
+            assert_eq!(figure, &files["capacity/default.svg"], "{name}");
+            // Each workload's terms are named templates in the capacity ConfigMap.
+            let config_map = &files["chart/templates/dependency-capacity.yaml"];
+            for workload in spec.workloads.all().iter().map(|(w, _)| w) {
+                assert!(
+                    config_map.contains(&format!("capacity.{workload}.maxPods")),
+                    "{name}: {workload}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_workings_are_handed_over_once_and_files_as_they_are_done() {
         let spec = web_shop();
