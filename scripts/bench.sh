@@ -245,7 +245,7 @@ def against_previous(previous, data):
     def change(old, new, unit):
         if old is None or new is None:
             return "-"
-        shown = (lambda v: ms(v)) if unit == "s" else (lambda v: f"{v:.3f}" if unit == "ratio" else f"{v}")
+        shown = {"s": ms, "ratio": lambda v: f"{v:.3f}"}.get(unit, str)
         pct = "" if old == 0 else f" ({100 * (new - old) / old:+.0f} %)"
         return f"{shown(old)} -> {shown(new)}{pct}"
     def per_helm3(case, key):

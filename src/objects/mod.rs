@@ -62,7 +62,7 @@ pub fn build_objects_over(
     exprs: &CapacityExprs,
 ) -> (Vec<Document>, Vec<Option<String>>) {
     let (mut docs, mut workloads) = (Vec::new(), Vec::new());
-    each_object_in_part_over(spec, exprs, 0, 1, &mut |doc, workload| {
+    each_object_in_part_of(spec, Some(exprs), 0, 1, &mut |doc, workload| {
         docs.push(doc);
         workloads.push(workload.map(str::to_string));
     });
@@ -93,17 +93,6 @@ pub fn each_object_in_part(
     emit: &mut dyn FnMut(Document, Option<&str>),
 ) {
     each_object_in_part_of(spec, None, part, parts, emit);
-}
-
-/// [`each_object_in_part`] with the spec's capacity formula already built.
-pub fn each_object_in_part_over(
-    spec: &Spec,
-    exprs: &CapacityExprs,
-    part: usize,
-    parts: usize,
-    emit: &mut dyn FnMut(Document, Option<&str>),
-) {
-    each_object_in_part_of(spec, Some(exprs), part, parts, emit);
 }
 
 /// [`each_object_in_part`] with the spec's capacity formula, when it is given, or
