@@ -12,7 +12,7 @@ use crate::backends::native::{render_manifests_of, Release};
 use crate::capacity::breakdown::{budget_uses, BudgetUse};
 use crate::capacity::svg::{capacity_svg, figure_title};
 use crate::capacity::{capacity_exprs, format_table, Capacity};
-use crate::contract::schema::{plan_names_of, plan_values_noting_copies, values_schema_with};
+use crate::contract::schema::{plan_names_of, plan_values_sharing_defaults, values_schema_with};
 use crate::contract::Contract;
 use crate::expr::EvalError;
 use crate::guards::capacity::capacity_findings_over;
@@ -395,7 +395,7 @@ pub fn generate_review_leaving(
 
 /// Checks and renders the defaults and every preset: their findings, their records,
 /// and the files `rendered/<preset>.yaml` and `capacity/<preset>.*`. Each review
-/// resolves its plan's whole values ([`plan_values_noting_copies`]) and drops them when it ends,
+/// resolves its plan's whole values ([`plan_values_sharing_defaults`]) and drops them when it ends,
 /// so that the next review on its core reuses their memory. The tasks `first` are run
 /// ahead of the presets on the same threads, and `then` after the defaults'. Each
 /// review's files go to `files_ready` when it ends; the compiled schema and the other
@@ -432,8 +432,8 @@ fn review_presets(
         first,
         &names,
         |label| {
-            let (values, copies) = plan_values_noting_copies(defaults, presets, label);
-            let copies = crate::values::parts_at(&values, &copies);
+            let values = plan_values_sharing_defaults(defaults, presets, label);
+            let copies = crate::values::parts_at(&values, values.copies());
             let review = review_preset(&shared, label, &values, &copies);
             if let Ok(PresetReview { files, .. }) = &review {
                 if !files.is_empty() {

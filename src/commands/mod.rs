@@ -333,7 +333,8 @@ fn resolve_for(spec: &Spec, options: &RenderOptions) -> Result<serde_json::Value
     let chart = chart_values_of(spec);
     let merged = merge_values_for(&chart, options)?;
     merged.check(spec)?;
-    Ok(merged.values)
+    // A copy of their own: the chart's defaults they share end here.
+    Ok(serde_json::Value::clone(&merged.values))
 }
 
 /// The chart's own values: its defaults, and its presets fitted over them.
@@ -352,7 +353,9 @@ fn chart_values_of(spec: &Spec) -> ChartValues {
 /// The values of a command, merged and not yet checked, with what checking them and
 /// placing a violation in its source need.
 struct MergedValues<'c> {
-    values: serde_json::Value,
+    /// The values, sharing the defaults' objects and arrays they do not change
+    /// ([`crate::values::resolve_values_sharing_defaults`]).
+    values: crate::values::SharingDefaults<'c>,
     presets: &'c std::collections::BTreeMap<String, crate::values::presets::Preset>,
     defaults: &'c serde_json::Value,
     /// Each `-f` file's name and text.
@@ -405,8 +408,11 @@ fn merge_values_over<'c>(
                 .values,
         ),
     };
-    let values =
-        crate::values::resolve_values_over(crate::values::entries_of(defaults), overlay, &sources);
+    let values = crate::values::resolve_values_sharing_defaults(
+        crate::values::entries_of(defaults),
+        overlay,
+        &sources,
+    );
     Ok(MergedValues {
         values,
         presets,

@@ -688,10 +688,10 @@ mod tests {
                     preset.is_none(),
                     "{example_name}: {plan}"
                 );
-                let (noting, copies) = schema::plan_values_noting_copies(&whole, &presets, plan);
-                assert_eq!(noting, of, "{example_name}: {plan}");
+                let sharing = schema::plan_values_sharing_defaults(&whole, &presets, plan);
+                assert_eq!(*sharing, *of, "{example_name}: {plan}");
                 assert_eq!(
-                    copies.is_empty(),
+                    sharing.copies().is_empty(),
                     preset.is_none(),
                     "{example_name}: {plan}"
                 );
@@ -702,13 +702,16 @@ mod tests {
             let any = presets.values().next().unwrap().clone();
             named_default.insert(crate::values::presets::DEFAULT_PRESET.to_string(), any);
             let whole = serde_json::Value::Object(defaults.clone());
-            let (values, copies) = schema::plan_values_noting_copies(
+            let values = schema::plan_values_sharing_defaults(
                 &whole,
                 &named_default,
                 crate::values::presets::DEFAULT_PRESET,
             );
-            assert!(matches!(values, std::borrow::Cow::Borrowed(_)));
-            assert!(copies.is_empty());
+            assert!(matches!(
+                values,
+                schema::PlanValues::Whole(std::borrow::Cow::Borrowed(_))
+            ));
+            assert!(values.copies().is_empty());
         }
     }
 
@@ -798,10 +801,11 @@ mod tests {
             }
             for plan in schema::plan_names_of(&contract.presets) {
                 let of = schema::plan_values_of(&defaults, &contract.presets, &plan);
-                let (values, copies) =
-                    schema::plan_values_noting_copies(&defaults, &contract.presets, &plan);
-                assert_eq!(values, of, "{}: {plan}", path.display());
-                let parts = crate::values::parts_at(&values, &copies);
+                let values =
+                    schema::plan_values_sharing_defaults(&defaults, &contract.presets, &plan);
+                let copies = values.copies();
+                assert_eq!(*values, *of, "{}: {plan}", path.display());
+                let parts = crate::values::parts_at(&values, copies);
                 assert_eq!(parts.len(), copies.len(), "{}: {plan}", path.display());
                 for (place, part) in copies.iter().zip(&parts) {
                     let twin = place.iter().try_fold(&defaults, |v, k| v.get(*k));

@@ -415,26 +415,55 @@ pub fn plan_values_of<'v>(
     ))
 }
 
-/// [`plan_values_of`], and the places (keys from the root) where a preset's values
-/// hold a copy of the defaults' own object or array
-/// ([`crate::values::resolve_values_noting_copies`]); none for the defaults
-/// themselves.
-pub fn plan_values_noting_copies<'v>(
+/// [`plan_values_of`], a preset's values sharing the defaults' own objects and arrays
+/// where they would be copies of them ([`crate::values::resolve_values_sharing_defaults`]),
+/// and those places ([`PlanValues::copies`]); none for the defaults themselves.
+pub fn plan_values_sharing_defaults<'v>(
     defaults: &'v Value,
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
     plan: &str,
-) -> (std::borrow::Cow<'v, Value>, Vec<Vec<&'v str>>) {
+) -> PlanValues<'v> {
     let preset = presets.get(plan);
     match preset {
         Some(preset) if plan != crate::values::presets::DEFAULT_PRESET => {
-            let (values, copies) = crate::values::resolve_values_noting_copies(
+            PlanValues::Sharing(crate::values::resolve_values_sharing_defaults(
                 crate::values::entries_of(defaults),
                 Some(&preset.values),
                 &[],
-            );
-            (std::borrow::Cow::Owned(values), copies)
+            ))
         }
-        _ => (plan_values_of(defaults, presets, plan), Vec::new()),
+        _ => PlanValues::Whole(plan_values_of(defaults, presets, plan)),
+    }
+}
+
+/// A plan's whole values ([`plan_values_sharing_defaults`]).
+#[derive(Debug)]
+pub enum PlanValues<'v> {
+    /// The defaults themselves, borrowed (the `default` plan), or values of their own.
+    Whole(std::borrow::Cow<'v, Value>),
+    /// A preset over the defaults, holding the defaults' own parts it does not change.
+    Sharing(crate::values::SharingDefaults<'v>),
+}
+
+impl<'v> PlanValues<'v> {
+    /// The places (keys from the root) where the values hold the defaults' own object
+    /// or array, unchanged: none for the defaults themselves.
+    pub fn copies(&self) -> &[Vec<&'v str>] {
+        match self {
+            PlanValues::Whole(_) => &[],
+            PlanValues::Sharing(values) => values.copies(),
+        }
+    }
+}
+
+impl std::ops::Deref for PlanValues<'_> {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        match self {
+            PlanValues::Whole(values) => values,
+            PlanValues::Sharing(values) => values,
+        }
     }
 }
 

@@ -1,10 +1,12 @@
-//! User values coalesced over the chart's defaults as Helm does, and the parts of the
-//! result that are copies of the defaults' own: the objects and arrays the coalesce
-//! copies whole, which a check beside the defaults does not check again
-//! ([`super::ValuesSchema::check_with_copies`]).
+//! User values coalesced over the chart's defaults as Helm does, and values that hold
+//! the defaults' own objects and arrays where the coalesce would copy them whole
+//! ([`SharingDefaults`]): those parts are not copied, and a check beside the defaults
+//! does not check them again ([`super::ValuesSchema::check_with_copies`]).
 
 use super::{numbers_as_floats, ValuesSource};
 use serde_json::{Map, Value};
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 
 /// Merges `next` into `base` as Helm merges several `-f` files: maps merge deeply,
 /// anything else (lists included) replaces.
@@ -61,47 +63,121 @@ pub(super) fn user_values(
     user
 }
 
-/// [`resolve_values_over`], and the places where its values hold a copy of the
-/// defaults' own part ([`copied_defaults`]), as keys from the root.
-pub fn resolve_values_noting_copies<'d>(
+/// [`resolve_values_over`]'s values, whose objects and arrays the coalesce would copy
+/// whole from the defaults are the defaults' own memory instead of copies: at 400
+/// workloads a preset's values are the defaults but for a few keys, and copying them
+/// (then freeing the copy) was about a tenth of `generate`'s CPU, five presets over.
+/// Those places ([`SharingDefaults::copies`], keys from the root) are what
+/// [`super::ValuesSchema::check_with_copies`] skips.
+pub fn resolve_values_sharing_defaults<'d>(
     defaults: &'d Map<String, Value>,
     preset: Option<&Map<String, Value>>,
     sources: &[ValuesSource],
-) -> (Value, Vec<Vec<&'d str>>) {
-    let mut user = user_values(preset, sources);
-    let mut copies = Vec::new();
-    copied_defaults(&user, defaults, &mut Vec::new(), &mut copies);
-    coalesce_with_defaults(&mut user, defaults);
-    (Value::Object(user), copies)
+) -> SharingDefaults<'d> {
+    let mut values = SharingDefaults {
+        values: ManuallyDrop::new(Value::Object(user_values(preset, sources))),
+        copies: Vec::new(),
+        _defaults: PhantomData,
+    };
+    if let Value::Object(user) = &mut *values.values {
+        coalesce_sharing_defaults(user, defaults, &mut Vec::new(), &mut values.copies);
+    }
+    values
 }
 
-/// The places (after `at`) where [`coalesce_with_defaults`] of `user` over `defaults`
-/// copies an object or an array of the defaults whole: each key the defaults have
-/// and `user` lacks, below the maps both have. Read from `user` before it is
-/// coalesced, following the coalesce step by step.
-fn copied_defaults<'d>(
-    user: &Map<String, Value>,
+/// Values coalesced over defaults of lifetime `'d`, holding the defaults' own objects
+/// and arrays where the coalesce would copy them whole (at [`SharingDefaults::copies`]):
+/// read-only (only `&Value` is handed out, and a `Value` has no interior mutability),
+/// and those parts are never dropped, only the values' own.
+pub struct SharingDefaults<'d> {
+    /// The values; the parts at `copies` are bitwise copies of the defaults' parts,
+    /// which own nothing (see `Drop`).
+    values: ManuallyDrop<Value>,
+    /// Where `values` holds the defaults' parts, keys from the root; no place is
+    /// inside another.
+    copies: Vec<Vec<&'d str>>,
+    /// The defaults, borrowed (so unchanged and alive) as long as these values.
+    _defaults: PhantomData<&'d Map<String, Value>>,
+}
+
+impl<'d> SharingDefaults<'d> {
+    /// The places (keys from the root) where the values hold the defaults' own object
+    /// or array: those a coalesce copies whole, each key the defaults have and the
+    /// user's values lack, below the maps both have.
+    pub fn copies(&self) -> &[Vec<&'d str>] {
+        &self.copies
+    }
+}
+
+impl std::ops::Deref for SharingDefaults<'_> {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.values
+    }
+}
+
+impl std::fmt::Debug for SharingDefaults<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.values, f)
+    }
+}
+
+impl Drop for SharingDefaults<'_> {
+    fn drop(&mut self) {
+        // The defaults' parts are taken out and forgotten: their memory is the
+        // defaults'. What is left is the values' own.
+        for place in &self.copies {
+            let part = place
+                .iter()
+                .try_fold(&mut *self.values, |part, key| part.get_mut(*key));
+            if let Some(part) = part {
+                std::mem::forget(std::mem::take(part));
+            }
+        }
+        // SAFETY: `values` is dropped once, here, and no longer holds any part of the
+        // defaults (taken out above).
+        unsafe { ManuallyDrop::drop(&mut self.values) }
+    }
+}
+
+/// [`coalesce_with_defaults`], with each object and array of `defaults` the user's
+/// values lack put in place as the defaults' own (a bitwise copy of its `Value`, which
+/// shares the defaults' memory) instead of a copy, its place (after `at`) recorded in
+/// `copies` before it is.
+fn coalesce_sharing_defaults<'d>(
+    user: &mut Map<String, Value>,
     defaults: &'d Map<String, Value>,
     at: &mut Vec<&'d str>,
     copies: &mut Vec<Vec<&'d str>>,
 ) {
     for (key, default) in defaults {
-        match user.get(key) {
+        match user.get_mut(key) {
+            Some(Value::Null) => {
+                user.remove(key);
+            }
             Some(Value::Object(dst)) => {
                 if let Value::Object(src) = default {
                     at.push(key);
-                    copied_defaults(dst, src, at, copies);
+                    coalesce_sharing_defaults(dst, src, at, copies);
                     at.pop();
                 }
             }
-            // Deleted (`null`) or replaced.
+            // Replaced.
             Some(_) => {}
             None if default.is_object() || default.is_array() => {
                 let mut place = at.clone();
                 place.push(key);
                 copies.push(place);
+                // SAFETY: the copy is reached only through a `SharingDefaults`, which
+                // hands out `&Value` only (nothing mutates it), borrows the defaults for
+                // as long as it lives (they outlive it, unchanged), and forgets the copy
+                // instead of dropping it (its place is in `copies`, recorded above).
+                user.insert(key.clone(), unsafe { std::ptr::read(default) });
             }
-            None => {}
+            None => {
+                user.insert(key.clone(), default.clone());
+            }
         }
     }
 }

@@ -15,7 +15,8 @@ pub mod whole_numbers;
 
 use coalesce::user_values;
 pub use coalesce::{
-    coalesce_with_defaults, merge_user_values, parts_at, resolve_values_noting_copies,
+    coalesce_with_defaults, merge_user_values, parts_at, resolve_values_sharing_defaults,
+    SharingDefaults,
 };
 pub use whole_numbers::{whole_u64, WholeNumbers};
 
@@ -631,7 +632,7 @@ impl<'s> ValuesSchema<'s> {
 
     /// [`ValuesSchema::check`] of values whose parts `copies` are copies of the base
     /// values' at the same place ([`ValuesSchema::for_many_checks_beside`]): as
-    /// [`resolve_values_noting_copies`] finds them, instead of comparing the values
+    /// [`resolve_values_sharing_defaults`] finds them, instead of comparing the values
     /// with the base.
     pub fn check_with_copies(
         &self,
@@ -865,10 +866,11 @@ mod tests {
         }));
         let preset = obj(json!({"a": {"e": 4, "f": null}, "k": 2, "p": {"q": {"r": {"s": 2}}}}));
         let set = ValuesSource::Set(obj(json!({"m": {"x": 1}, "h": null})));
-        let (values, copies) =
-            resolve_values_noting_copies(&defaults, Some(&preset), std::slice::from_ref(&set));
+        let values =
+            resolve_values_sharing_defaults(&defaults, Some(&preset), std::slice::from_ref(&set));
+        let copies = values.copies();
         assert_eq!(
-            values,
+            *values,
             resolve_values_over(&defaults, Some(&preset), &[set])
         );
         assert_eq!(
@@ -880,7 +882,7 @@ mod tests {
                 vec!["p", "q", "t"]
             ]
         );
-        let parts = parts_at(&values, &copies);
+        let parts = parts_at(&values, copies);
         assert_eq!(
             parts,
             [
@@ -890,14 +892,35 @@ mod tests {
                 &json!({"u": 1})
             ]
         );
-        // Each is the values' own part, where the values hold it.
+        // Each is the values' own part, where the values hold it, and shares the
+        // defaults' memory: the same entries, not copies of them.
         assert!(std::ptr::eq(parts[0], &values["a"]["b"]));
         assert!(std::ptr::eq(parts[3], &values["p"]["q"]["t"]));
+        let first_entry =
+            |v: &Value| -> *const Value { v.as_object().unwrap().values().next().unwrap() };
+        assert!(std::ptr::eq(
+            first_entry(parts[0]),
+            first_entry(&defaults["a"]["b"])
+        ));
+        assert!(std::ptr::eq(&parts[1][0], &defaults["a"]["d"][0]));
+        // Scalars the overlay lacks are copies, and the overlay's own parts are not
+        // the defaults'.
+        assert_eq!(values["a"]["e"], json!(4.0));
+        assert_eq!(values["o"], json!(1));
+        assert!(!std::ptr::eq(
+            first_entry(&values["p"]["q"]["r"]),
+            first_entry(&defaults["p"]["q"]["r"])
+        ));
         // A place the values do not have is left out.
         assert!(parts_at(&values, &[vec!["a", "zz"], vec!["o", "x"]]).is_empty());
+        // Dropping the values leaves the defaults whole.
+        let before = defaults.clone();
+        drop(values);
+        assert_eq!(defaults, before);
         // No overlay: every top-level object and array is a copy.
-        let (_, copies) = resolve_values_noting_copies(&defaults, None, &[]);
-        assert_eq!(copies.len(), 6);
+        let values = resolve_values_sharing_defaults(&defaults, None, &[]);
+        assert_eq!(values.copies().len(), 6);
+        assert_eq!(*values, Value::Object(defaults.clone()));
     }
 
     /// Checked beside base values, a check is taken beside them only once they have
