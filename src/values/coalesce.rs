@@ -189,3 +189,74 @@ pub fn parts_at<'v>(values: &'v Value, places: &[Vec<&str>]) -> Vec<&'v Value> {
         .filter_map(|place| place.iter().try_fold(values, |part, key| part.get(*key)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_values_sharing_defaults;
+    use serde_json::{json, Map, Value};
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    /// The system's allocator, counting the bytes each thread frees: what dropping
+    /// [`super::SharingDefaults`] frees is seen, on the test's own thread.
+    struct CountingFrees;
+
+    thread_local! {
+        static FREED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    // SAFETY: every call is passed on to `System` unchanged.
+    unsafe impl GlobalAlloc for CountingFrees {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            unsafe { System.alloc(layout) }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            let _ = FREED.try_with(|freed| freed.set(freed.get() + layout.size()));
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    #[global_allocator]
+    static ALLOCATOR: CountingFrees = CountingFrees;
+
+    fn freed_on_this_thread() -> usize {
+        FREED.with(Cell::get)
+    }
+
+    fn map(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!("an object"),
+        }
+    }
+
+    /// Dropped, the values free their own parts and none of the defaults' they hold:
+    /// neither a leak nor the defaults' memory freed under them.
+    #[test]
+    fn dropping_shared_values_frees_their_own_parts_only() {
+        let big: Vec<Value> = (0..4096).map(|n| json!(format!("item {n}"))).collect();
+        let defaults = map(json!({"big": big, "own": {"a": 1}, "s": "text"}));
+        let preset = map(json!({"own": {"b": [1, 2, 3]}}));
+        let values = resolve_values_sharing_defaults(&defaults, Some(&preset), &[]);
+        assert_eq!(values.copies(), [vec!["big"]]);
+        let before = freed_on_this_thread();
+        drop(values);
+        let freed = freed_on_this_thread() - before;
+        // The root's and `own`'s B-tree nodes, their keys, `b`'s list and the copied
+        // string: about two kilobytes. `big` alone is 4,096 strings and a list of
+        // 4,096 values (128 KiB).
+        assert!(freed > 1024, "{freed} bytes freed");
+        assert!(freed < 8 * 1024, "{freed} bytes freed");
+        assert_eq!(defaults["big"][4095], json!("item 4095"));
+    }
+
+    /// Printed for debugging, the values are their `Value`.
+    #[test]
+    fn shared_values_print_as_their_value() {
+        let defaults = map(json!({"a": {"b": [1]}, "c": 2}));
+        let values = resolve_values_sharing_defaults(&defaults, None, &[]);
+        assert_eq!(format!("{values:?}"), format!("{:?}", *values));
+        assert!(format!("{values:?}").contains("Array"));
+    }
+}
