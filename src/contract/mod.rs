@@ -198,7 +198,7 @@ impl PlanPods {
         );
         let mut pods = plans::PodBounds::default();
         for name in &names {
-            let values = schema::plan_values_over(&map, presets, name);
+            let values = schema::plan_values_sharing_over(&map, presets, name);
             pods = pods.max(plans::pod_bounds_over(&exprs, spec, &values));
         }
         PlanPods {
@@ -219,7 +219,7 @@ impl PlanPods {
         if !self.names.iter().any(|n| n == plan) {
             return None;
         }
-        let values = schema::plan_values_over(&self.map, presets, plan);
+        let values = schema::plan_values_sharing_over(&self.map, presets, plan);
         Some(vec![plans::plan_contract_over(
             &self.exprs,
             spec,
@@ -678,6 +678,9 @@ mod tests {
                 let alone =
                     crate::values::presets::resolve_preset(&spec, &presets, preset).unwrap();
                 assert_eq!(schema::plan_values_over(&defaults, &presets, plan), alone);
+                let sharing = schema::plan_values_sharing_over(&defaults, &presets, plan);
+                assert_eq!(*sharing, alone, "{example_name}: {plan}");
+                assert!(!sharing.copies().is_empty(), "{example_name}: {plan}");
                 // The whole values a review reads: the defaults themselves for the
                 // `default` plan, borrowed, not copied.
                 let whole = serde_json::Value::Object(defaults.clone());
@@ -696,6 +699,11 @@ mod tests {
                     "{example_name}: {plan}"
                 );
             }
+            // A plan the spec does not have resolves to nothing.
+            assert_eq!(
+                *schema::plan_values_sharing_over(&defaults, &presets, "no-such-plan"),
+                serde_json::Value::Null
+            );
             // The `default` plan is the defaults themselves, even beside a preset of
             // that name.
             let mut named_default = presets.clone();
@@ -712,6 +720,14 @@ mod tests {
                 schema::PlanValues::Whole(std::borrow::Cow::Borrowed(_))
             ));
             assert!(values.copies().is_empty());
+            assert_eq!(
+                *schema::plan_values_sharing_over(
+                    &defaults,
+                    &named_default,
+                    crate::values::presets::DEFAULT_PRESET
+                ),
+                *values
+            );
         }
     }
 

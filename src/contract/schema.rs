@@ -328,14 +328,14 @@ pub fn plan_contracts_over(
     )
 }
 
-/// Each plan's resolved values ([`plan_values_over`]) in the order of
+/// Each plan's resolved values ([`plan_values_sharing_over`]) in the order of
 /// [`plan_names_of`], each on the next free core.
-pub fn each_plan_values(
-    defaults: &Map<String, Value>,
+pub fn each_plan_values<'d>(
+    defaults: &'d Map<String, Value>,
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
-) -> Vec<Value> {
+) -> Vec<PlanValues<'d>> {
     crate::parallel::map_in_parallel(&plan_names_of(presets), |name| {
-        plan_values_over(defaults, presets, name)
+        plan_values_sharing_over(defaults, presets, name)
     })
 }
 
@@ -348,12 +348,12 @@ pub fn plan_contracts_with(
     spec: &Spec,
     exprs: &crate::capacity::CapacityExprs,
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
-    values: &[Value],
+    values: &[PlanValues<'_>],
     frozen: bool,
 ) -> Vec<crate::contract::plans::PlanContract> {
     use crate::contract::plans::{plan_contract_frozen_over, plan_contract_over};
     let names = plan_names_of(presets);
-    let plans: Vec<(&String, &Value)> = names.iter().zip(values).collect();
+    let plans: Vec<(&String, &Value)> = names.iter().zip(values.iter().map(|v| &**v)).collect();
     crate::parallel::map_in_parallel(&plans, |(name, values)| {
         if frozen {
             plan_contract_frozen_over(exprs, spec, name, values)
@@ -395,6 +395,28 @@ pub fn plan_values_over(
 ) -> Value {
     let preset = (plan != crate::values::presets::DEFAULT_PRESET).then_some(plan);
     crate::values::presets::resolve_preset_over(defaults, presets, preset).unwrap_or(Value::Null)
+}
+
+/// [`plan_values_over`], sharing the parts of `defaults` the plan's preset does not
+/// change ([`crate::values::resolve_values_sharing_defaults`]) instead of copying them.
+pub fn plan_values_sharing_over<'d>(
+    defaults: &'d serde_json::Map<String, Value>,
+    presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
+    plan: &str,
+) -> PlanValues<'d> {
+    let overlay = if plan == crate::values::presets::DEFAULT_PRESET {
+        None
+    } else {
+        match presets.get(plan) {
+            Some(preset) => Some(&preset.values),
+            None => return PlanValues::Whole(std::borrow::Cow::Owned(Value::Null)),
+        }
+    };
+    PlanValues::Sharing(crate::values::resolve_values_sharing_defaults(
+        defaults,
+        overlay,
+        &[],
+    ))
 }
 
 /// A plan's whole values over the chart's defaults: the defaults themselves, borrowed,
