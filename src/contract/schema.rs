@@ -445,17 +445,10 @@ pub fn plan_values_sharing_defaults<'v>(
     presets: &std::collections::BTreeMap<String, crate::values::presets::Preset>,
     plan: &str,
 ) -> PlanValues<'v> {
-    let preset = presets.get(plan);
-    match preset {
-        Some(preset) if plan != crate::values::presets::DEFAULT_PRESET => {
-            PlanValues::Sharing(crate::values::resolve_values_sharing_defaults(
-                crate::values::entries_of(defaults),
-                Some(&preset.values),
-                &[],
-            ))
-        }
-        _ => PlanValues::Whole(plan_values_of(defaults, presets, plan)),
+    if plan == crate::values::presets::DEFAULT_PRESET && defaults.is_object() {
+        return PlanValues::Whole(std::borrow::Cow::Borrowed(defaults));
     }
+    plan_values_sharing_over(crate::values::entries_of(defaults), presets, plan)
 }
 
 /// A plan's whole values ([`plan_values_sharing_defaults`]).

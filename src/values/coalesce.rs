@@ -193,7 +193,8 @@ pub fn parts_at<'v>(values: &'v Value, places: &[Vec<&str>]) -> Vec<&'v Value> {
 #[cfg(test)]
 mod tests {
     use super::resolve_values_sharing_defaults;
-    use serde_json::{json, Map, Value};
+    use crate::values::tests::obj;
+    use serde_json::{json, Value};
     use std::alloc::{GlobalAlloc, Layout, System};
     use std::cell::Cell;
 
@@ -224,20 +225,13 @@ mod tests {
         FREED.with(Cell::get)
     }
 
-    fn map(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => unreachable!("an object"),
-        }
-    }
-
     /// Dropped, the values free their own parts and none of the defaults' they hold:
     /// neither a leak nor the defaults' memory freed under them.
     #[test]
     fn dropping_shared_values_frees_their_own_parts_only() {
         let big: Vec<Value> = (0..4096).map(|n| json!(format!("item {n}"))).collect();
-        let defaults = map(json!({"big": big, "own": {"a": 1}, "s": "text"}));
-        let preset = map(json!({"own": {"b": [1, 2, 3]}}));
+        let defaults = obj(json!({"big": big, "own": {"a": 1}, "s": "text"}));
+        let preset = obj(json!({"own": {"b": [1, 2, 3]}}));
         let values = resolve_values_sharing_defaults(&defaults, Some(&preset), &[]);
         assert_eq!(values.copies(), [vec!["big"]]);
         let before = freed_on_this_thread();
@@ -254,7 +248,7 @@ mod tests {
     /// Printed for debugging, the values are their `Value`.
     #[test]
     fn shared_values_print_as_their_value() {
-        let defaults = map(json!({"a": {"b": [1]}, "c": 2}));
+        let defaults = obj(json!({"a": {"b": [1]}, "c": 2}));
         let values = resolve_values_sharing_defaults(&defaults, None, &[]);
         assert_eq!(format!("{values:?}"), format!("{:?}", *values));
         assert!(format!("{values:?}").contains("Array"));

@@ -1007,7 +1007,8 @@ mod tests {
         }
     }
 
-    fn obj(v: Value) -> Map<String, Value> {
+    /// The entries of an object (the tests of `values` and of its files).
+    pub(super) fn obj(v: Value) -> Map<String, Value> {
         match v {
             Value::Object(m) => m,
             _ => panic!("not a map"),
